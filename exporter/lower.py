@@ -1,0 +1,93 @@
+"""The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
+
+import collections
+import os
+
+import torch
+
+from exporter import manifest
+from exporter.errors import UserError
+
+BACKENDS = ("xnnpack",)
+
+
+def _partitioners(backends):
+    partitioners = []
+    for backend in backends:
+        if backend == "xnnpack":
+            from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+            partitioners.append(XnnpackPartitioner())
+        else:  # The rule checks backends at analysis time; this guards direct CLI use.
+            raise UserError(f"unknown backend {backend!r}; `backends` takes {list(BACKENDS)} or []")
+    return partitioners
+
+
+def lower(ep, backends):
+    """Lowers an ExportedProgram; returns executorch's ExecutorchProgramManager."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    return to_edge_transform_and_lower(ep, partitioner=_partitioners(backends)).to_executorch()
+
+
+def program_summary(program):
+    """Per method: its operators (outside delegates) and delegates with their payload sizes."""
+    methods = {}
+    for plan in program.execution_plan:
+        op_counts = collections.Counter()
+        for chain in plan.chains:
+            for instruction in chain.instructions:
+                op_index = getattr(instruction.instr_args, "op_index", None)
+                if op_index is not None:
+                    op = plan.operators[op_index]
+                    op_counts[f"{op.name}.{op.overload}" if op.overload else op.name] += 1
+        delegates = collections.defaultdict(lambda: {"count": 0, "bytes": 0})
+        for d in plan.delegates:
+            delegates[d.id]["count"] += 1
+            delegates[d.id]["bytes"] += _delegate_size(program, d.processed)
+        methods[plan.name] = {
+            "operators": dict(sorted(op_counts.items())),
+            "delegates": dict(sorted(delegates.items())),
+        }
+    return methods
+
+
+def _delegate_size(program, location):
+    if location.location.name == "INLINE":
+        return len(program.backend_delegate_data[location.index].data)
+    return program.segments[location.index].size
+
+
+def run(config):
+    pt2 = config["pt2"]
+    try:
+        ep = torch.export.load(pt2)
+    except Exception as e:
+        raise UserError(f"cannot load {os.path.basename(pt2)}: {e}") from e
+    backends = config.get("backends", [])
+    try:
+        et_program = lower(ep, backends)
+    except UserError:
+        raise
+    except Exception as e:
+        key = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+        raise UserError(
+            f"ExecuTorch lowering of {config['exported_label']} to backends {backends} failed: "
+            f"{type(e).__name__}: {key.strip()}; try `backends = []` (portable) to see whether "
+            f"the delegate is at fault"
+        ) from e
+    pte, manifest_path = config["outputs"]["pte"], config["outputs"]["manifest"]
+    tmp = pte + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(et_program.buffer)
+    os.replace(tmp, pte)
+    manifest.write_json(manifest_path, {
+        "format": "rules_torch_export/pte-manifest/1",
+        "label": config["label"],
+        "exported": {"label": config["exported_label"], "pt2_sha256": manifest.sha256_file(pt2)},
+        "backends": backends,
+        "pte": manifest.file_record(pte),
+        "inputs": manifest.inputs_record(config),
+        "methods": program_summary(et_program.executorch_program),
+        "toolchain": manifest.toolchain_record(config["identity"]),
+    })

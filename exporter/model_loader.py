@@ -1,0 +1,124 @@
+"""Builds the user's nn.Module from a torch_model's entry, init_args and checkpoint."""
+
+import importlib
+import os
+import sys
+import traceback
+
+import torch
+
+from exporter.errors import UserError
+from exporter.hermetic import seed_everything
+
+
+def _user_frame(exc):
+    """`file:line` of the innermost traceback frame outside torch and the exporter, or ''."""
+    cwd = os.getcwd() + os.sep
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if "site-packages" not in frame.filename and f"{os.sep}exporter{os.sep}" not in frame.filename:
+            return f" (at {frame.filename.replace(cwd, '')}:{frame.lineno})"
+    return ""
+
+
+def _import_module(module_name, model):
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            raise UserError(
+                f"torch_model {model['label']}: entry {model['entry']!r} names module "
+                f"{module_name!r}, which is neither in its srcs/deps nor installed; add the "
+                f"file (e.g. {module_name.replace('.', '/')}.py) to `srcs`, or fix `entry`"
+            ) from None
+        raise UserError(
+            f"torch_model {model['label']}: importing {module_name!r} failed: {e}"
+            f"{_user_frame(e)}; add the module that provides {e.name!r} to `deps`"
+        ) from None
+    except Exception as e:
+        raise UserError(
+            f"torch_model {model['label']}: importing {module_name!r} raised "
+            f"{type(e).__name__}: {e}{_user_frame(e)}"
+        ) from None
+
+
+def _resolve(module, qualname, model):
+    obj = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            public = sorted(n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n)))
+            raise UserError(
+                f"torch_model {model['label']}: entry {model['entry']!r}: module "
+                f"{module.__name__!r} has no {qualname!r}; set `entry` to one of its callables: "
+                f"{', '.join(public[:12]) or '(none)'}"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+def add_import_roots(roots):
+    """Puts the model's source roots (execroot-relative) first on sys.path."""
+    for root in reversed(roots):
+        path = os.path.abspath(root)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def load_model(model):
+    """Returns the model in eval mode. `model` is the torch_model part of the action config."""
+    module_name, sep, qualname = model["entry"].partition(":")
+    if not sep or not module_name or not qualname:
+        raise UserError(
+            f"torch_model {model['label']}: entry {model['entry']!r} must look like "
+            f"'package.module:callable'; fix `entry`"
+        )
+    add_import_roots(model.get("import_roots", ["."]))
+    factory = _resolve(_import_module(module_name, model), qualname, model)
+    if not callable(factory):
+        raise UserError(
+            f"torch_model {model['label']}: entry {model['entry']!r} is a "
+            f"{type(factory).__name__}, not a callable; point `entry` at a function or class"
+        )
+    seed_everything()
+    try:
+        module = factory(**model.get("init_args", {}))
+    except TypeError as e:
+        raise UserError(
+            f"torch_model {model['label']}: calling {model['entry']!r} with init_args "
+            f"{model.get('init_args', {})} failed: {e}; fix `init_args`"
+        ) from None
+    except Exception as e:
+        raise UserError(
+            f"torch_model {model['label']}: calling {model['entry']!r} raised "
+            f"{type(e).__name__}: {e}{_user_frame(e)}"
+        ) from None
+    if not isinstance(module, torch.nn.Module):
+        raise UserError(
+            f"torch_model {model['label']}: entry {model['entry']!r} returned a "
+            f"{type(module).__name__}, not a torch.nn.Module; point `entry` at a function or "
+            f"class that returns the model"
+        )
+    if model.get("checkpoint"):
+        _load_checkpoint(module, model)
+    return module.eval()
+
+
+def _load_checkpoint(module, model):
+    path = model["checkpoint"]
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise UserError(
+            f"torch_model {model['label']}: checkpoint {os.path.basename(path)!r} is not a "
+            f"state_dict that torch.load(weights_only=True) reads: {str(e).splitlines()[0]}; "
+            f"save it with torch.save(model.state_dict(), path)"
+        ) from None
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
+        state = state["state_dict"]
+    try:
+        module.load_state_dict(state)
+    except Exception as e:
+        first = str(e).strip().splitlines()
+        raise UserError(
+            f"torch_model {model['label']}: checkpoint {os.path.basename(path)!r} does not fit "
+            f"the model: {' '.join(first[:3])}; regenerate the checkpoint or fix `init_args`"
+        ) from None

@@ -1,0 +1,46 @@
+"""The one helper through which every rule runs the exporter."""
+
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+
+def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs):
+    """Runs `exporter <command>` with a JSON config written for this action.
+
+    Args:
+      ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
+      command: "export" or "lower".
+      mnemonic: the action's mnemonic (TorchExport, ExecuTorchLower); tools rely on it.
+      progress_message: shown while the action runs; name the target in it.
+      config: dict of options for the exporter; "label", "identity" and "outputs" are added.
+      inputs: list or depset of the Files the exporter reads besides the toolchain's.
+      outputs: dict of role -> declared File.
+    """
+    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
+    config_file = ctx.actions.declare_file("{}.{}.config.json".format(ctx.label.name, command))
+    full_config = dict(config)
+    full_config.update(
+        label = str(ctx.label),
+        identity = toolchain.identity.path,
+        outputs = {role: f.path for role, f in outputs.items()},
+    )
+    ctx.actions.write(config_file, json.encode_indent(full_config) + "\n")
+
+    # A params file always, so that the same command line can feed a persistent worker.
+    request = ctx.actions.args()
+    request.add(command)
+    request.add(config_file)
+    request.use_param_file("@%s", use_always = True)
+    request.set_param_file_format("multiline")
+
+    ctx.actions.run(
+        executable = toolchain.python,
+        arguments = [toolchain.exporter_main.path, request],
+        inputs = depset(
+            [config_file, toolchain.identity, toolchain.exporter_main],
+            transitive = [toolchain.exporter_srcs, depset(inputs) if type(inputs) == "list" else inputs],
+        ),
+        outputs = outputs.values(),
+        mnemonic = mnemonic,
+        progress_message = progress_message,
+        env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
+        execution_requirements = toolchain.worker_requirements,
+    )

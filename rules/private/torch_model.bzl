@@ -1,0 +1,69 @@
+"""torch_model: a model's Python sources, its entry point and optional weights."""
+
+load("//rules:providers.bzl", "TorchModelInfo")
+
+def _import_root(f):
+    """The execroot-relative folder from which `f` imports by its workspace-relative path."""
+    parts = [p for p in (f.root.path, f.owner.workspace_root) if p]
+    return "/".join(parts) if parts else "."
+
+def _torch_model_impl(ctx):
+    module, sep, attr_name = ctx.attr.entry.partition(":")
+    if not sep or not module or not attr_name or " " in ctx.attr.entry:
+        fail("entry = {} must look like 'package.module:callable', e.g. 'models.resnet:resnet18'".format(
+            repr(ctx.attr.entry),
+        ))
+    dep_srcs = [d[TorchModelInfo].srcs for d in ctx.attr.deps if TorchModelInfo in d]
+    dep_srcs += [d[PyInfo].transitive_sources for d in ctx.attr.deps if TorchModelInfo not in d]
+    srcs = depset(ctx.files.srcs, transitive = dep_srcs)
+    import_roots = depset(
+        [_import_root(f) for f in ctx.files.srcs],
+        transitive = [d[TorchModelInfo].import_roots for d in ctx.attr.deps if TorchModelInfo in d],
+    )
+    checkpoint = ctx.file.checkpoint
+    runfiles = ctx.runfiles(
+        files = ctx.files.srcs + ([checkpoint] if checkpoint else []),
+        transitive_files = srcs,
+    )
+    for dep in ctx.attr.deps:
+        runfiles = runfiles.merge(dep[DefaultInfo].default_runfiles)
+    return [
+        TorchModelInfo(
+            label = ctx.label,
+            entry = ctx.attr.entry,
+            init_args = json.decode(ctx.attr.init_args_json),
+            checkpoint = checkpoint,
+            srcs = srcs,
+            import_roots = import_roots,
+        ),
+        # A torch_model is also a py_library, so tests and apps can import the model code.
+        PyInfo(transitive_sources = srcs),
+        DefaultInfo(files = depset(ctx.files.srcs), runfiles = runfiles),
+    ]
+
+torch_model_rule = rule(
+    implementation = _torch_model_impl,
+    doc = "A PyTorch model: sources plus an entry point that returns an nn.Module.",
+    attrs = {
+        "srcs": attr.label_list(allow_files = [".py"], doc = "The model's Python files."),
+        "deps": attr.label_list(
+            providers = [[TorchModelInfo], [PyInfo]],
+            doc = "torch_model or py_library targets whose code the model imports.",
+        ),
+        "entry": attr.string(
+            mandatory = True,
+            doc = "'package.module:callable'; the callable (a function or an nn.Module class) " +
+                  "returns the model. The package path is the file's workspace-relative path.",
+        ),
+        "init_args_json": attr.string(default = "{}", doc = "Keyword arguments as JSON (set by the macro)."),
+        "checkpoint": attr.label(
+            allow_single_file = [".pt", ".pth", ".bin", ".ckpt"],
+            doc = "Optional state_dict, loaded with torch.load(weights_only=True).",
+        ),
+    },
+    provides = [TorchModelInfo],
+)
+
+def torch_model(name, init_args = {}, **kwargs):
+    """Declares a model. init_args holds the callable's keyword arguments (JSON values)."""
+    torch_model_rule(name = name, init_args_json = json.encode(init_args), **kwargs)

@@ -1,0 +1,43 @@
+"""Providers that carry models, shape specs and programs between rules_torch_export targets."""
+
+TorchModelInfo = provider(
+    doc = "A model: how to build the nn.Module, and the files it needs.",
+    fields = {
+        "label": "Label of the torch_model target.",
+        "entry": "'package.module:callable' that returns the nn.Module.",
+        "init_args": "dict of keyword arguments for the callable.",
+        "checkpoint": "File with a state_dict, or None.",
+        "srcs": "depset of the Python files the model imports (its own and its deps').",
+        "import_roots": "depset of execroot-relative folders to put on sys.path.",
+    },
+)
+
+ShapeSpecInfo = provider(
+    doc = "A checked shape spec: the inputs and dims torch.export traces with.",
+    fields = {
+        "label": "Label of the shape_spec target.",
+        "spec": "dict in the exporter's spec format (see exporter/spec.py), examples filled in.",
+    },
+)
+
+ExportedProgramInfo = provider(
+    doc = "A torch.export ExportedProgram on disk.",
+    fields = {
+        "label": "Label of the torch_export target.",
+        "pt2": "The .pt2 File.",
+        "manifest": "The .pt2.json File: sha256 of the .pt2 and of its inputs, signature, ranges.",
+        "model": "The TorchModelInfo it was exported from.",
+        "spec": "The ShapeSpecInfo it was exported with.",
+    },
+)
+
+ExecuTorchProgramInfo = provider(
+    doc = "An ExecuTorch program on disk.",
+    fields = {
+        "label": "Label of the executorch_program target.",
+        "pte": "The .pte File.",
+        "manifest": "The .pte.json File: sha256, size, backends, operators and delegates.",
+        "backends": "list of the backends it was lowered for ([] is the portable runtime).",
+        "exported": "The ExportedProgramInfo it was lowered from.",
+    },
+)

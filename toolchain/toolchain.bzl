@@ -1,0 +1,42 @@
+"""The toolchain rule: the interpreter, the exporter and the environment's identity."""
+
+def _torch_export_toolchain_impl(ctx):
+    return [platform_common.ToolchainInfo(
+        python = ctx.executable.python,
+        exporter_main = ctx.file.exporter_main,
+        exporter_srcs = depset(ctx.files.exporter_srcs),
+        identity = ctx.file.identity,
+        worker_requirements = ctx.attr.worker_requirements,
+    )]
+
+torch_export_toolchain = rule(
+    implementation = _torch_export_toolchain_impl,
+    doc = "Everything an exporter action needs besides the model: Python, the tool, the identity.",
+    attrs = {
+        "exporter_main": attr.label(
+            allow_single_file = [".py"],
+            mandatory = True,
+            doc = "The exporter's entry script.",
+        ),
+        "exporter_srcs": attr.label_list(
+            allow_files = [".py"],
+            doc = "The exporter package's sources.",
+        ),
+        "identity": attr.label(
+            allow_single_file = True,
+            mandatory = True,
+            doc = "A file naming the Python version and every installed distribution. Every " +
+                  "exporter action reads it, so a new torch changes every cache key.",
+        ),
+        "python": attr.label(
+            allow_single_file = True,
+            executable = True,
+            cfg = "exec",
+            mandatory = True,
+            doc = "An interpreter launcher that works at any path (no absolute path in actions).",
+        ),
+        "worker_requirements": attr.string_dict(
+            doc = "Execution requirements for exporter actions, such as the persistent worker's.",
+        ),
+    },
+)
