@@ -69,7 +69,6 @@ def operator_histogram(graph_modules):
 
 
 def _op_name(target):
-    name = getattr(target, "name", None)
-    if callable(name):  # torch OpOverload: "aten::add.Tensor" -> "aten.add.Tensor"
-        return name().replace("::", ".")
+    if hasattr(target, "_schema"):  # a torch OpOverload prints as "aten.add.Tensor"
+        return str(target)
     return f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', str(target))}"

@@ -2,6 +2,9 @@
 
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
+# Exporter actions need no network; the sandbox blocks it, so a model cannot download weights.
+_SANDBOX_REQUIREMENTS = {"block-network": ""}
+
 def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs):
     """Runs `exporter <command>` with a JSON config written for this action.
 
@@ -42,5 +45,5 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         mnemonic = mnemonic,
         progress_message = progress_message,
         env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
-        execution_requirements = toolchain.worker_requirements,
+        execution_requirements = dict(_SANDBOX_REQUIREMENTS, **toolchain.worker_requirements),
     )

@@ -1,0 +1,25 @@
+"""Runs pytest on the files given as arguments, as a Bazel py_test main.
+
+pytest's "no tests ran" (exit 5) counts as a failure: a test target that runs nothing is broken.
+"""
+
+import os
+import sys
+
+import pytest
+
+
+def main(argv):
+    args = ["-q", "-p", "no:cacheprovider", "--import-mode=importlib", "-W", "ignore::DeprecationWarning"]
+    junit = os.environ.get("XML_OUTPUT_FILE")
+    if junit:
+        args += ["--junitxml", junit]
+    code = pytest.main(args + argv)
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("pytest_main: no tests ran; a test target must run at least one test", file=sys.stderr)
+        return 1
+    return int(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
