@@ -27,7 +27,13 @@ def lower(ep, backends):
     """Lowers an ExportedProgram; returns executorch's ExecutorchProgramManager."""
     from executorch.exir import to_edge_transform_and_lower
 
-    return to_edge_transform_and_lower(ep, partitioner=_partitioners(backends)).to_executorch()
+    # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
+    # backend by the traced batch size and so narrows the batch range (NNPACK: batch < 16,
+    # oneDNN: batch > 1). ExecuTorch never uses those backends; without them the dims keep the
+    # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
+    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
+        edge = to_edge_transform_and_lower(ep, partitioner=_partitioners(backends))
+    return edge.to_executorch()
 
 
 def program_summary(program):
