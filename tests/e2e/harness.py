@@ -1,0 +1,296 @@
+"""Runs the real Bazel in temporary copies of this repository, for end-to-end tests.
+
+Use it from a `pytest_test` tagged ["e2e", "exclusive", "local"] (see tests/e2e/BUILD):
+
+    from tests.e2e import harness
+
+    def test_export_runs_once():
+        with harness.Workspace.create("a") as ws:     # copy of the repo under TEST_TMPDIR
+            ws.write("zoo/BUILD", '...')               # the test's own tiny models
+            result = ws.bazel("build", "//zoo:all")    # execution log parsed into spawns
+            assert result.code == 0, result.stderr
+            assert len(result.executed("TorchExport")) == 1
+            digest = ws.sha256("bazel-bin/zoo/mlp_ep.pt2")
+
+Each Workspace has its own output base, so several may build side by side; reuse one workspace
+across test cases (a module-scoped fixture) to keep the Bazel server and its caches warm. The
+inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VENV), so they
+never install torch.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# What a workspace needs to build the rules: the root files and the rule, toolchain and
+# exporter trees. models/, examples/ and tests/ stay out, so `//...` in a copy means the
+# test's own packages plus this infrastructure.
+DEFAULT_INCLUDE = (
+    ".bazelrc",
+    ".bazelversion",
+    "BUILD",
+    "WORKSPACE",
+    "bazelw",
+    "exporter",
+    "rules",
+    "third_party",
+    "toolchain",
+    "tools",
+)
+
+# Never copied: Bazel's convenience symlinks, personal settings, VCS data, Python caches.
+_SKIP_NAMES = ("user.bazelrc", ".git", "__pycache__")
+
+BAZEL_TIMEOUT = 1200
+
+
+def source_root():
+    """The source tree this file belongs to (runfiles symlinks resolved)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    if not os.path.exists(os.path.join(root, "WORKSPACE")):
+        raise RuntimeError(f"harness: no WORKSPACE at {root}; is harness.py in tests/e2e?")
+    return root
+
+
+def bazel_binary():
+    """The real Bazel 4.2.3, found the way ./bazelw finds it."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/usr/local/bin"])
+    for name in ("bazel-4.2.3", "bazel-4"):
+        found = shutil.which(name, path=path)
+        if found:
+            return found
+    raise RuntimeError("harness: no bazel-4 on PATH; run ./bazelw once to install bazel-bootstrap")
+
+
+def outer_venv():
+    """The venv this test runs on: inner builds reuse it instead of installing torch."""
+    return os.path.realpath(sys.prefix)
+
+
+def scratch_dir():
+    """A folder for workspaces and output bases: TEST_TMPDIR under `bazel test`."""
+    base = os.environ.get("TEST_TMPDIR")
+    if not base:
+        base = tempfile.mkdtemp(prefix="rules_torch_export_e2e_")
+    return base
+
+
+def _source_files(root, include):
+    """Relative paths of the files to copy: tracked plus untracked-but-not-ignored ones."""
+    if os.path.isdir(os.path.join(root, ".git")) and shutil.which("git"):
+        listed = subprocess.run(
+            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+             "--", *include],
+            check=True,
+            capture_output=True,
+        ).stdout.decode()
+        files = [p for p in listed.split("\0") if p]
+    else:
+        files = []
+        for top in include:
+            path = os.path.join(root, top)
+            if os.path.isfile(path):
+                files.append(top)
+            for dirpath, dirnames, filenames in os.walk(path):
+                dirnames[:] = [d for d in dirnames if d not in _SKIP_NAMES]
+                rel = os.path.relpath(dirpath, root)
+                files.extend(os.path.join(rel, f) for f in filenames)
+    return sorted(
+        p for p in files
+        if not any(part in _SKIP_NAMES or part.startswith("bazel-") for part in p.split("/"))
+        and os.path.isfile(os.path.join(root, p))  # deleted-but-tracked files are skipped
+    )
+
+
+def copy_sources(dest, include=DEFAULT_INCLUDE, root=None):
+    """Copies the repository's sources (as `git ls-files` sees them) into dest."""
+    root = root or source_root()
+    for rel in _source_files(root, include):
+        target = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(os.path.join(root, rel), target)
+
+
+def parse_execution_log(text):
+    """Parses --execution_log_json_file output: a stream of JSON objects, one per spawn."""
+    decoder = json.JSONDecoder()
+    spawns, pos = [], 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return spawns
+        spawn, pos = decoder.raw_decode(text, pos)
+        spawns.append(spawn)
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Result:
+    """One Bazel command: exit code, output, and the spawns of its execution log."""
+
+    def __init__(self, args, code, stdout, stderr, spawns):
+        self.args, self.code, self.spawns = args, code, spawns
+        self.stdout, self.stderr = stdout, stderr
+
+    def __repr__(self):
+        return f"Result({' '.join(self.args)!r}, code={self.code})"
+
+    def spawns_by_mnemonic(self, mnemonic):
+        return [s for s in self.spawns if s.get("mnemonic") == mnemonic]
+
+    def executed(self, mnemonic):
+        """Spawns of this mnemonic that really ran (not served from a cache)."""
+        return [s for s in self.spawns_by_mnemonic(mnemonic) if not s.get("remoteCacheHit")]
+
+    def cache_hits(self, mnemonic):
+        return [s for s in self.spawns_by_mnemonic(mnemonic) if s.get("remoteCacheHit")]
+
+    def outputs_of(self, spawns):
+        """Sorted workspace-relative output paths of the given spawns (bazel-out/... paths)."""
+        return sorted(o["path"] for s in spawns for o in s.get("actualOutputs", []))
+
+    def labels(self, mnemonic, executed_only=True):
+        """The `//pkg:name` of each spawn, read from its first output's path."""
+        spawns = self.executed(mnemonic) if executed_only else self.spawns_by_mnemonic(mnemonic)
+        return sorted({_label_of(p) for p in self.outputs_of(spawns)} - {None})
+
+    def check(self):
+        if self.code != 0:
+            raise AssertionError(
+                f"bazel {' '.join(self.args)} failed ({self.code}):\n{self.stderr[-6000:]}"
+            )
+        return self
+
+
+def _label_of(output_path):
+    """bazel-out/k8-fastbuild/bin/zoo/mlp_ep.pt2 -> //zoo:mlp_ep (strips known suffixes)."""
+    parts = output_path.split("/")
+    if len(parts) < 5 or parts[0] != "bazel-out" or parts[2] != "bin":
+        return None
+    package, name = "/".join(parts[3:-1]), parts[-1]
+    for suffix in (".pt2.json", ".pte.json", ".pt2", ".pte"):
+        if name.endswith(suffix):
+            return f"//{package}:{name[:-len(suffix)]}"
+    return None
+
+
+class Workspace:
+    """A copy of the repository at its own path, with its own Bazel output base."""
+
+    def __init__(self, path, output_base, env=None):
+        self.path, self.output_base = path, output_base
+        self._log_count = 0
+        home = os.path.join(os.path.dirname(output_base), "home")
+        os.makedirs(home, exist_ok=True)
+        self.env = {
+            "PATH": os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/bin"]),
+            "HOME": home,  # no ~/.bazelrc of the user leaks in
+            "RULES_TORCH_EXPORT_REUSE_VENV": outer_venv(),
+        }
+        for name in ("USER", "LOGNAME", "TMPDIR", "LANG"):
+            if name in os.environ:
+                self.env[name] = os.environ[name]
+        self.env.update(env or {})
+
+    @classmethod
+    def create(cls, name, *, base=None, include=DEFAULT_INCLUDE, env=None):
+        """Copies the sources to <base>/<name> (base defaults to TEST_TMPDIR)."""
+        base = base or scratch_dir()
+        path = os.path.join(base, name)
+        if os.path.exists(path):
+            raise RuntimeError(f"harness: {path} exists; give each workspace its own name")
+        copy_sources(path, include)
+        return cls(path, os.path.join(base, "output_bases", name), env)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+    def write(self, rel, text):
+        """Writes a file in the workspace (creating folders); returns its absolute path."""
+        target = os.path.join(self.path, rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+        return target
+
+    def read(self, rel, mode="r"):
+        with open(os.path.join(self.path, rel), mode) as f:
+            return f.read()
+
+    def sha256(self, rel):
+        return sha256_file(os.path.join(self.path, rel))
+
+    def digests(self, rels):
+        """{path: sha256} of several workspace-relative files (bazel-bin/... works)."""
+        return {rel: self.sha256(rel) for rel in rels}
+
+    def startup_flags(self):
+        return [f"--output_base={self.output_base}", "--max_idle_secs=600"]
+
+    def bazel(self, command, *args, env=None, timeout=BAZEL_TIMEOUT, log=True):
+        """Runs `bazel command args...` here; build/test commands get an execution log.
+
+        env adds to (or, with a None value, removes from) the inner Bazel's environment.
+        """
+        flags = list(args)
+        log_path = None
+        if log and command in ("build", "test", "run"):
+            self._log_count += 1
+            log_path = os.path.join(
+                os.path.dirname(self.output_base),
+                f"{os.path.basename(self.path)}-exec-{self._log_count}.json",
+            )
+            flags.insert(0, f"--execution_log_json_file={log_path}")
+        full_env = dict(self.env)
+        for key, value in (env or {}).items():
+            if value is None:
+                full_env.pop(key, None)
+            else:
+                full_env[key] = value
+        argv = [bazel_binary(), *self.startup_flags(), command, *flags]
+        done = subprocess.run(
+            argv, cwd=self.path, env=full_env, capture_output=True, text=True, timeout=timeout
+        )
+        spawns = []
+        if log_path and os.path.exists(log_path):
+            with open(log_path, encoding="utf-8") as f:
+                spawns = parse_execution_log(f.read())
+        return Result([command, *args], done.returncode, done.stdout, done.stderr, spawns)
+
+    def build(self, *args, **kwargs):
+        """`bazel build`, failing the test with Bazel's stderr if the build fails."""
+        return self.bazel("build", *args, **kwargs).check()
+
+    def popen(self, command, *args, env=None):
+        """Starts a Bazel command without waiting (for tests that act mid-build)."""
+        full_env = dict(self.env, **(env or {}))
+        argv = [bazel_binary(), *self.startup_flags(), command, *args]
+        return subprocess.Popen(
+            argv, cwd=self.path, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def info(self, key):
+        return self.bazel("info", key, log=False).check().stdout.strip()
+
+    def shutdown(self):
+        """Stops this workspace's Bazel server (it would idle out on its own after 10 min)."""
+        if os.path.isdir(self.output_base):
+            subprocess.run(
+                [bazel_binary(), *self.startup_flags(), "shutdown"],
+                cwd=self.path, env=self.env, capture_output=True, timeout=120,
+            )
