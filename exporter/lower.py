@@ -33,7 +33,7 @@ def lower(ep, backends):
     # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
         edge = to_edge_transform_and_lower(ep, partitioner=_partitioners(backends))
-    return edge.to_executorch()
+        return edge.to_executorch()
 
 
 def program_summary(program):
@@ -97,3 +97,7 @@ def run(config):
         "methods": program_summary(et_program.executorch_program),
         "toolchain": manifest.toolchain_record(config["identity"]),
     })
+    if "summary" in config["outputs"]:
+        from exporter import pte_inspect
+
+        manifest.write_json(config["outputs"]["summary"], pte_inspect.summarize(pte))

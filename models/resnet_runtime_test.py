@@ -35,5 +35,7 @@ def test_pte_matches_eager(program, eager, batch):
 
 def test_method_signature(program):
     meta = program.load_method("forward").metadata
-    assert meta.num_inputs == 1
-    assert meta.num_outputs == 1
+    assert meta.num_inputs() == 1
+    assert meta.num_outputs() == 1
+    # Memory is planned for the largest batch that //models:image_batch allows.
+    assert list(meta.input_tensor_meta(0).sizes()) == [32, 3, 224, 224]
