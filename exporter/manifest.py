@@ -41,20 +41,63 @@ def toolchain_record(identity_path):
     return {"identity_sha256": sha256_file(identity_path), **versions}
 
 
+def source_path(path):
+    """A file's path as the user knows it: generated files lose their bazel-out/<config>/bin/.
+
+    Manifests then read the same in every output configuration (fastbuild, opt, ...), and
+    their bytes do not depend on how the build was configured.
+    """
+    parts = path.split("/")
+    if len(parts) > 3 and parts[0] == "bazel-out" and parts[2] == "bin":
+        return "/".join(parts[3:])
+    return path
+
+
+def canonical_digest(value):
+    """sha256 of a JSON value in canonical form (sorted keys, no whitespace)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _settings(config):
+    """The config minus its outputs, with generated-file paths made configuration-neutral."""
+
+    def neutral(value):
+        if isinstance(value, str):
+            return source_path(value)
+        if isinstance(value, dict):
+            return {k: neutral(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [neutral(v) for v in value]
+        return value
+
+    return neutral({k: v for k, v in config.items() if k != "outputs"})
+
+
 def inputs_record(config):
-    """sha256 of every input that produced an output: sources, checkpoint, identity."""
-    model = config.get("model", {})
+    """sha256 of everything that produced an output; equal inputs give equal records.
+
+    An export records its model sources, checkpoint and shape spec; a lowering records the
+    .pt2 it read (its own sources are already folded into that file). Both record the
+    toolchain's identity and a digest of the whole config but its outputs ("settings": label,
+    entry, backends, input paths...). Paths are workspace-relative, so the record is the same
+    in every checkout and every output configuration.
+    """
     record = {
-        "sources": {path: sha256_file(path) for path in sorted(model.get("srcs", []))},
+        "settings": canonical_digest(_settings(config)),
         "toolchain_identity": sha256_file(config["identity"]),
     }
-    if model.get("checkpoint"):
-        record["checkpoint"] = sha256_file(model["checkpoint"])
+    model = config.get("model")
+    if model:
+        record["sources"] = {
+            source_path(path): sha256_file(path) for path in sorted(model.get("srcs", []))
+        }
+        if model.get("checkpoint"):
+            record["checkpoint"] = sha256_file(model["checkpoint"])
+    if "spec" in config:
+        record["spec"] = canonical_digest(config["spec"])
     if config.get("pt2"):
         record["pt2"] = sha256_file(config["pt2"])
-    record["config"] = hashlib.sha256(
-        json.dumps({k: v for k, v in config.items() if k != "outputs"}, sort_keys=True).encode()
-    ).hexdigest()
     return record
 
 
