@@ -1,0 +1,148 @@
+"""The exporter's command line, run as Bazel runs it: one clear line per failure, no outputs."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from runfiles import Runfiles
+
+MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
+
+SPEC = {
+    "inputs": [{"name": "x", "value": {"tensor": {"shape": ["batch", 4], "dtype": "float32"}}}],
+    "dims": {"batch": {"min": 1, "max": 8, "example": 2}},
+}
+
+MODELS = textwrap.dedent(
+    """
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def __init__(self, width=4):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, width)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # a branch on data: torch.export cannot trace it
+                return x + 1
+            return x - 1
+
+    def not_a_module():
+        return 42
+    """
+)
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    (tmp_path / "zoo").mkdir()
+    (tmp_path / "zoo" / "__init__.py").write_text("")
+    (tmp_path / "zoo" / "models.py").write_text(MODELS)
+    (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run_exporter(command, config):
+    """Writes the config and a params file as the rules do; returns the finished process."""
+    config = {"label": "//zoo:target", "identity": "identity.txt", **config}
+    with open(f"{command}.config.json", "w") as f:
+        json.dump(config, f)
+    with open(f"{command}.params", "w") as f:
+        f.write(f"{command}\n{command}.config.json\n")
+    return subprocess.run(
+        [sys.executable, MAIN, f"@{command}.params"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        timeout=600,
+    )
+
+
+def export_config(entry, outputs=("out.pt2", "out.pt2.json")):
+    return {
+        "model": {
+            "label": "//zoo:model",
+            "entry": entry,
+            "init_args": {},
+            "srcs": ["zoo/__init__.py", "zoo/models.py"],
+            "import_roots": ["."],
+        },
+        "spec_label": "//zoo:spec",
+        "spec": SPEC,
+        "outputs": {"pt2": outputs[0], "manifest": outputs[1]},
+    }
+
+
+def assert_one_error_line(proc, *needles):
+    assert proc.returncode == 1, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1, proc.stderr
+    assert errors[0].startswith("ERROR: //zoo:target: "), errors[0]
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def assert_no_outputs(workdir):
+    leftovers = [p.name for p in workdir.iterdir() if p.name.startswith("out.")]
+    assert leftovers == []
+
+
+def test_export_success_is_silent_and_writes_both_outputs(workdir):
+    proc = run_exporter("export", export_config("zoo.models:Tiny"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == "" and proc.stdout == ""
+    manifest = json.loads((workdir / "out.pt2.json").read_text())
+    assert manifest["range_constraints"] == {"batch": {"min": 1, "max": 8}}
+    assert manifest["operators"]["aten.linear.default"] == 1
+    assert manifest["pt2"]["size"] == (workdir / "out.pt2").stat().st_size
+
+
+def test_missing_module_names_srcs(workdir):
+    proc = run_exporter("export", export_config("zoo.missing:Tiny"))
+    assert_one_error_line(proc, "//zoo:model", "zoo.missing", "srcs")
+    assert_no_outputs(workdir)
+
+
+def test_missing_callable_lists_the_module_callables(workdir):
+    proc = run_exporter("export", export_config("zoo.models:Tny"))
+    assert_one_error_line(proc, "'Tny'", "Tiny", "entry")
+    assert_no_outputs(workdir)
+
+
+def test_callable_that_returns_no_module(workdir):
+    proc = run_exporter("export", export_config("zoo.models:not_a_module"))
+    assert_one_error_line(proc, "nn.Module", "entry")
+    assert_no_outputs(workdir)
+
+
+def test_failing_export_names_the_model_and_spec(workdir):
+    proc = run_exporter("export", export_config("zoo.models:DataDependent"))
+    assert_one_error_line(proc, "//zoo:model", "//zoo:spec")
+    assert_no_outputs(workdir)
+    log_path = proc.stderr.split("(full output: ")[1].split(")")[0]
+    assert "Traceback" in open(log_path).read()
+
+
+def test_lower_with_unknown_backend_fails_cleanly(workdir):
+    assert run_exporter("export", export_config("zoo.models:Tiny")).returncode == 0
+    proc = run_exporter(
+        "lower",
+        {
+            "exported_label": "//zoo:exported",
+            "pt2": "out.pt2",
+            "backends": ["vulkan"],
+            "outputs": {"pte": "out.pte", "manifest": "out.pte.json"},
+        },
+    )
+    assert_one_error_line(proc, "vulkan", "backends")
+    assert not (workdir / "out.pte").exists()
