@@ -23,6 +23,7 @@ load(
     _TorchModelInfo = "TorchModelInfo",
 )
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
+load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load("//rules/private:shape_spec.bzl", _dim = "dim", _shape_spec = "shape_spec", _tensor = "tensor")
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
 load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
@@ -38,3 +39,7 @@ TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
 ExecuTorchProgramInfo = _ExecuTorchProgramInfo
+
+# What an app ships: programs in one folder, files named by sha256, plus index.json.
+model_bundle = _model_bundle
+ModelBundleInfo = _ModelBundleInfo

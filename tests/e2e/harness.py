@@ -19,6 +19,7 @@ never install torch.
 """
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +47,9 @@ DEFAULT_INCLUDE = (
 _SKIP_NAMES = ("user.bazelrc", ".git", "__pycache__")
 
 BAZEL_TIMEOUT = 1200
+
+# Execution logs are numbered across all workspaces of this process, so none overwrites another.
+_LOG_NUMBERS = itertools.count(1)
 
 
 def source_root():
@@ -190,8 +194,7 @@ class Workspace:
 
     def __init__(self, path, output_base, env=None):
         self.path, self.output_base = path, output_base
-        self._log_count = 0
-        home = os.path.join(os.path.dirname(output_base), "home")
+        self.home = home = os.path.join(os.path.dirname(output_base), "home")
         os.makedirs(home, exist_ok=True)
         self.env = {
             "PATH": os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/bin"]),
@@ -239,7 +242,13 @@ class Workspace:
         return {rel: self.sha256(rel) for rel in rels}
 
     def startup_flags(self):
-        return [f"--output_base={self.output_base}", "--max_idle_secs=600"]
+        return [
+            f"--output_base={self.output_base}",
+            "--max_idle_secs=600",
+            # Bazel expands `~` in flags such as --disk_cache from Java's user.home, not from
+            # $HOME: point both at the scratch home, so no test writes to the real one.
+            f"--host_jvm_args=-Duser.home={self.home}",
+        ]
 
     def bazel(self, command, *args, env=None, timeout=BAZEL_TIMEOUT, log=True):
         """Runs `bazel command args...` here; build/test commands get an execution log.
@@ -249,11 +258,12 @@ class Workspace:
         flags = list(args)
         log_path = None
         if log and command in ("build", "test", "run"):
-            self._log_count += 1
             log_path = os.path.join(
                 os.path.dirname(self.output_base),
-                f"{os.path.basename(self.path)}-exec-{self._log_count}.json",
+                f"{os.path.basename(self.path)}-exec-{next(_LOG_NUMBERS)}.json",
             )
+            if os.path.exists(log_path):
+                os.remove(log_path)
             flags.insert(0, f"--execution_log_json_file={log_path}")
         full_env = dict(self.env)
         for key, value in (env or {}).items():
@@ -282,6 +292,33 @@ class Workspace:
         return subprocess.Popen(
             argv, cwd=self.path, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
+        )
+
+    @property
+    def execroot(self):
+        return os.path.join(self.output_base, "execroot", "rules_torch_export")
+
+    def replay(self, spawn, scratch, env=None, links=None, timeout=600):
+        """Re-runs one logged spawn in `scratch`, which holds only the spawn's declared inputs.
+
+        The inputs are copied from this workspace's execroot; `links` adds symlinks (path in
+        scratch -> target), e.g. the venv that a container image would provide. env overrides
+        the spawn's logged environment. Returns the subprocess.CompletedProcess.
+        """
+        for item in spawn.get("inputs", []):
+            target = os.path.join(scratch, item["path"])
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(os.path.join(self.execroot, item["path"]), target)
+        for rel in {os.path.dirname(o["path"]) for o in spawn.get("actualOutputs", [])}:
+            os.makedirs(os.path.join(scratch, rel), exist_ok=True)  # Bazel creates these too
+        for rel, target in (links or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(scratch, rel)), exist_ok=True)
+            os.symlink(target, os.path.join(scratch, rel))
+        spawn_env = {v["name"]: v["value"] for v in spawn.get("environmentVariables", [])}
+        spawn_env.update(env or {})
+        return subprocess.run(
+            spawn["commandArgs"], cwd=scratch, env=spawn_env, capture_output=True, text=True,
+            timeout=timeout,
         )
 
     def info(self, key):

@@ -1,0 +1,81 @@
+"""model_bundle: collects programs into one folder of digest-named files plus index.json."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+
+ModelBundleInfo = provider(
+    doc = "A model_bundle: the folder an app ships, and the programs in it.",
+    fields = {
+        "label": "Label of the model_bundle target.",
+        "directory": "The bundle folder (a tree artifact): <sha256>.pte/.pt2 files and index.json.",
+        "programs": "dict of program label string -> its ExecuTorchProgramInfo or ExportedProgramInfo.",
+    },
+)
+
+def _program_entry(target):
+    """(kind, info, file) of one `programs` entry."""
+    if ExecuTorchProgramInfo in target:
+        info = target[ExecuTorchProgramInfo]
+        return "pte", info, info.pte
+    info = target[ExportedProgramInfo]
+    return "pt2", info, info.pt2
+
+def _bundler(toolchain):
+    """exporter/bundle.py from the toolchain's exporter sources (next to its main.py)."""
+    folder = toolchain.exporter_main.dirname
+    for f in toolchain.exporter_srcs.to_list():
+        if f.basename == "bundle.py" and f.dirname == folder:
+            return f
+    fail("the torch_export toolchain's exporter_srcs lack bundle.py; add exporter/bundle.py")
+
+def _model_bundle_impl(ctx):
+    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
+    programs, entries, inputs = {}, {}, []
+    for target in ctx.attr.programs:
+        kind, info, program = _program_entry(target)
+        label = str(info.label)
+        if label in programs:
+            fail("programs lists {} twice; list each program once".format(label))
+        programs[label] = info
+        entries[label] = {"file": program.path, "kind": kind, "label": label, "manifest": info.manifest.path}
+        inputs += [program, info.manifest]
+
+    directory = ctx.actions.declare_directory(ctx.label.name)
+    config = ctx.actions.declare_file(ctx.label.name + ".bundle.json")
+    ctx.actions.write(config, json.encode_indent({
+        "label": str(ctx.label),
+        "output": directory.path,
+        "programs": [entries[label] for label in sorted(entries)],
+    }) + "\n")
+    bundler = _bundler(toolchain)
+    ctx.actions.run(
+        executable = toolchain.python,
+        arguments = [bundler.path, config.path],
+        inputs = depset([config] + inputs, transitive = [toolchain.exporter_srcs]),
+        outputs = [directory],
+        mnemonic = "ModelBundle",
+        progress_message = "Bundling {} ({} programs)".format(ctx.label, len(entries)),
+        env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
+        execution_requirements = {"block-network": ""},
+    )
+    return [
+        ModelBundleInfo(label = ctx.label, directory = directory, programs = programs),
+        DefaultInfo(files = depset([directory]), runfiles = ctx.runfiles(files = [directory])),
+    ]
+
+model_bundle = rule(
+    implementation = _model_bundle_impl,
+    doc = "The programs an app ships, in one folder: each file is named by its sha256 " +
+          "(<digest>.pte or <digest>.pt2), and index.json maps every program's label to its " +
+          "file, digest, size and manifest metadata. Equal programs are stored once.",
+    attrs = {
+        "programs": attr.label_list(
+            mandatory = True,
+            allow_empty = False,
+            providers = [[ExecuTorchProgramInfo], [ExportedProgramInfo]],
+            doc = "executorch_program targets (stored as .pte) or torch_export targets (.pt2).",
+        ),
+    },
+    provides = [ModelBundleInfo],
+    toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
+)
