@@ -81,6 +81,10 @@ def run_request(argv):
 
 
 def main(argv):
+    if "--persistent_worker" in argv:
+        from exporter import worker
+
+        return worker.serve()
     from exporter import hermetic
 
     cache_dir = hermetic.private_cache_dir()

@@ -1,0 +1,128 @@
+"""Bazel persistent worker (JSON protocol) for the exporter.
+
+A warm parent imports torch, torch.export and ExecuTorch once. Each WorkRequest runs in a child
+forked from it, so one model's imports, registered custom ops, global torch state or crash
+never reach the next request, and the parent's memory does not grow. A child's result comes
+back through a pipe; the parent answers Bazel with one JSON line per request.
+
+Bazel 4.2.3 writes requests without a trailing newline, so requests are decoded from a byte
+stream with JSONDecoder.raw_decode instead of read line by line.
+"""
+
+import json
+import os
+import signal
+import struct
+import sys
+
+
+def warm_up():
+    """Imports what every request needs, so that forked children start warm."""
+    import torch  # noqa: F401
+    import torch.export  # noqa: F401
+    from executorch.backends.xnnpack.partition import xnnpack_partitioner  # noqa: F401
+    from executorch.exir import to_edge_transform_and_lower  # noqa: F401
+
+    from exporter import export, lower  # noqa: F401
+
+
+def read_requests(fd=0):
+    """Yields WorkRequest dicts from a stream of concatenated JSON objects."""
+    decoder = json.JSONDecoder()
+    buffer = ""
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        buffer += chunk.decode("utf-8")
+        while True:
+            buffer = buffer.lstrip()
+            if not buffer:
+                break
+            try:
+                request, end = decoder.raw_decode(buffer)
+            except json.JSONDecodeError:
+                break  # an incomplete object: read more
+            buffer = buffer[end:]
+            yield request
+
+
+def _label_of(arguments):
+    """The target label from a request's config, for errors about a crashed child."""
+    from exporter import cli
+
+    try:
+        args = cli.expand_params(arguments)
+        with open(args[1], encoding="utf-8") as f:
+            return json.load(f).get("label", "?")
+    except Exception:
+        return "?"
+
+
+def _die_with_parent():
+    """Asks Linux to kill this child when the worker dies, so no orphan writes outputs later."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def run_in_child(arguments, protocol_fd):
+    """Runs one request in a forked child; returns (exit code, output)."""
+    from exporter import cli, hermetic
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        _die_with_parent()
+        os.close(read_end)
+        os.close(protocol_fd)
+        code, text = 1, "exporter worker: the request did not finish\n"
+        try:
+            cache_dir = hermetic.private_cache_dir()
+            code, text = cli.run_request(arguments)
+            hermetic.remove_dir(cache_dir)
+        finally:
+            payload = text.encode("utf-8")
+            os.write(write_end, struct.pack("<iI", code, len(payload)))
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(write_end, view):]
+            os.close(write_end)
+            os._exit(0)  # skip atexit handlers and buffers inherited from the parent
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if len(data) >= 8:
+        code, size = struct.unpack("<iI", data[:8])
+        return code, data[8 : 8 + size].decode("utf-8", "replace")
+    label = _label_of(arguments)
+    if os.WIFSIGNALED(status):
+        how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        how = f"exited with status {os.WEXITSTATUS(status)} (os._exit in model code?)"
+    return 1, (
+        f"ERROR: {label}: the exporter process {how} while running this target's model code; "
+        f"the crash is in the model or an op it calls: reproduce with "
+        f"`bazel build {label} --strategy=TorchExport=sandboxed --strategy=ExecuTorchLower=sandboxed`\n"
+    )
+
+
+def serve():
+    """The worker loop: one JSON WorkResponse line per WorkRequest, until stdin closes."""
+    # Keep the protocol channel private: anything printed during warm-up goes to stderr.
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    from exporter import hermetic
+
+    hermetic.private_cache_dir()
+    warm_up()
+    for request in read_requests():
+        code, output = run_in_child(request.get("arguments", []), protocol.fileno())
+        response = {"exitCode": code, "output": output, "requestId": request.get("requestId", 0)}
+        protocol.write(json.dumps(response) + "\n")
+        protocol.flush()
+    return 0
