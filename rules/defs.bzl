@@ -23,6 +23,13 @@ load(
     _TorchModelInfo = "TorchModelInfo",
 )
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
+load(
+    "//rules/private:graph_snapshot_test.bzl",
+    _graph_snapshot_test = "graph_snapshot_test",
+    _graph_snapshot_updates = "graph_snapshot_updates",
+)
+load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test")
+load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load("//rules/private:shape_spec.bzl", _dim = "dim", _shape_spec = "shape_spec", _tensor = "tensor")
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
@@ -34,6 +41,12 @@ tensor = _tensor
 dim = _dim
 torch_export = _torch_export
 executorch_program = _executorch_program
+
+# Downstream of the programs (docs/downstream.md).
+graph_snapshot_test = _graph_snapshot_test
+graph_snapshot_updates = _graph_snapshot_updates
+numerics_test = _numerics_test
+pte_inspect = _pte_inspect
 
 TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo

@@ -13,6 +13,10 @@ def _executorch_program_impl(ctx):
     exported = ctx.attr.exported[ExportedProgramInfo]
     pte = ctx.actions.declare_file(ctx.label.name + ".pte")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pte.json")
+    outputs = {"pte": pte, "manifest": manifest}
+    if ctx.attr.summary:
+        # What pte_inspect --json prints, so tests and CI can diff it.
+        outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
     run_exporter(
         ctx,
         command = "lower",
@@ -27,8 +31,9 @@ def _executorch_program_impl(ctx):
             "backends": ctx.attr.backends,
         },
         inputs = [exported.pt2],
-        outputs = {"pte": pte, "manifest": manifest},
+        outputs = outputs,
     )
+    files = outputs.values()
     return [
         ExecuTorchProgramInfo(
             label = ctx.label,
@@ -37,7 +42,8 @@ def _executorch_program_impl(ctx):
             backends = ctx.attr.backends,
             exported = exported,
         ),
-        DefaultInfo(files = depset([pte, manifest]), runfiles = ctx.runfiles(files = [pte, manifest])),
+        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
+        OutputGroupInfo(pte_summary = depset([outputs["summary"]] if ctx.attr.summary else [])),
     ]
 
 executorch_program = rule(
@@ -52,6 +58,11 @@ executorch_program = rule(
         "backends": attr.string_list(
             default = ["xnnpack"],
             doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only.",
+        ),
+        "summary": attr.bool(
+            default = False,
+            doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
+                  "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
         ),
     },
     provides = [ExecuTorchProgramInfo],

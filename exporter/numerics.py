@@ -1,0 +1,174 @@
+"""The runner behind numerics_test: the .pte in the ExecuTorch runtime against the eager model.
+
+    numerics.py CONFIG.json
+
+Inputs are seeded and cover every dynamic dim at its min, its tracing example and its max
+(all dims together), plus the shapes the test lists. For each output it reports the worst
+absolute error, and the worst relative error over elements whose expected magnitude exceeds
+atol. A case fails when any element has |actual - expected| > atol + rtol * |expected|
+(torch.allclose's rule), when shapes or dtypes differ, or when the runtime rejects the input.
+"""
+
+import json
+import os
+import sys
+
+import sympy
+import torch
+
+from exporter import spec as spec_lib
+
+# float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
+DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
+
+
+def default_tolerances(backends):
+    """The loosest default among the program's backends (portable when it has none)."""
+    rtol, atol = DEFAULT_TOLERANCES["portable"]
+    for backend in backends:
+        r, a = DEFAULT_TOLERANCES.get(backend, DEFAULT_TOLERANCES["xnnpack"])
+        rtol, atol = max(rtol, r), max(atol, a)
+    return rtol, atol
+
+
+def cases(spec, ranges, extra):
+    """[(case name, {dim: size})]: all dims at min, at example, at max, then the listed ones."""
+    dims = spec.get("dims", {})
+    if not dims:
+        return [("static shapes", {})]
+    points = []
+    for point in ("min", "example", "max"):
+        sizes = {}
+        for name, d in sorted(dims.items()):
+            exported = ranges.get(name, {})
+            value = d.get("example") if point == "example" else exported.get(point, d.get(point))
+            sizes[name] = value if value is not None else d.get("example")
+        points.append((f"{point} " + ", ".join(f"{k}={v}" for k, v in sizes.items()), sizes))
+    for sizes in extra:
+        full = {name: d.get("example") for name, d in sorted(dims.items())}
+        full.update(sizes)
+        points.append(("listed " + ", ".join(f"{k}={v}" for k, v in sorted(full.items())), full))
+    unique, seen = [], set()
+    for name, sizes in points:
+        key = tuple(sorted(sizes.items()))
+        if key not in seen:
+            seen.add(key)
+            unique.append((name, sizes))
+    return unique
+
+
+def _size(entry, sizes):
+    if isinstance(entry, int):
+        return entry
+    if entry in sizes:
+        return sizes[entry]
+    # A derived size such as "2*seq": evaluate it with the dims' sizes.
+    return int(sympy.sympify(entry).subs({sympy.Symbol(k): v for k, v in sizes.items()}))
+
+
+def make_inputs(spec, sizes, seed=0):
+    """{input name: seeded tensor} for one case."""
+    generator = torch.Generator().manual_seed(seed)
+    values = {}
+    for entry in spec["inputs"]:
+        if "tensor" not in entry["value"]:
+            raise ValueError(f"input {entry['name']!r} is not a tensor; numerics_test supports tensor inputs only")
+        tensor = entry["value"]["tensor"]
+        shape = [_size(s, sizes) for s in tensor["shape"]]
+        values[entry["name"]] = spec_lib.example_tensor(shape, tensor["dtype"], generator)
+    return values
+
+
+def call_layout(ep, spec):
+    """(input names in the program's flat order, positional count, keyword names)."""
+    names = [e["name"] for e in spec["inputs"]]
+    user = list(ep.graph_signature.user_inputs)
+    flat = user if sorted(user) == sorted(names) else names
+    in_spec = ep.call_spec.in_spec  # ((args...), {kwargs...})
+    if in_spec is None:
+        return flat, len(flat), []
+    args_spec, kwargs_spec = in_spec.child(0), in_spec.child(1)
+    return flat, args_spec.num_children, list(kwargs_spec.context or [])
+
+
+def compare(actual, expected, rtol, atol):
+    """(ok, report) for one output tensor."""
+    described = f"{str(expected.dtype).replace('torch.', '')}[{', '.join(map(str, expected.shape))}]"
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        got = f"{str(actual.dtype).replace('torch.', '')}[{', '.join(map(str, actual.shape))}]"
+        return False, f"{described} expected, the runtime gave {got}"
+    a, e = actual.double(), expected.double()
+    diff = (a - e).abs()
+    nan_mismatch = bool((a.isnan() != e.isnan()).any())
+    diff = torch.where(a.isnan() & e.isnan(), torch.zeros_like(diff), diff)
+    worst_abs = float(diff.max()) if diff.numel() else 0.0
+    big = e.abs() > atol
+    worst_rel = float((diff[big] / e.abs()[big]).max()) if bool(big.any()) else 0.0
+    ok = not nan_mismatch and bool((diff <= atol + rtol * e.abs()).all())
+    report = f"{described}: worst abs error {worst_abs:.3g}, worst rel error {worst_rel:.3g}"
+    if nan_mismatch:
+        report += ", NaN where the reference has none (or the reverse)"
+    return ok, report
+
+
+def _reference(config, ep):
+    from exporter.model_loader import load_model
+
+    if config["reference"] == "exported":
+        return ep.module(), f"the exported program {config['exported_label']}"
+    model = load_model(config["model"])
+    return model, f"the eager model {config['model']['label']}"
+
+
+def run(config):
+    """Runs every case; returns (ok, report text)."""
+    from executorch.runtime import Runtime
+
+    ep = torch.export.load(config["pt2"])
+    with open(config["pt2_manifest"], encoding="utf-8") as f:
+        ranges = json.load(f).get("range_constraints", {})
+    reference, reference_name = _reference(config, ep)
+    method = Runtime.get().load_program(config["pte"]).load_method(config["method"])
+    rtol, atol = config["rtol"], config["atol"]
+    flat_names, n_args, kw_names = call_layout(ep, config["spec"])
+    lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
+             f"(rtol {rtol:g}, atol {atol:g})"]
+    ok = True
+    for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
+        values = make_inputs(config["spec"], sizes)
+        flat = [values[n] for n in flat_names]
+        with torch.no_grad():
+            expected = reference(*flat[:n_args], **dict(zip(kw_names, flat[n_args:])))
+        expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+        try:
+            actual = list(method.execute([t.clone() for t in flat]))
+        except Exception as e:  # The runtime raises RuntimeError with its error code.
+            ok = False
+            lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")
+            continue
+        if len(actual) != len(expected):
+            ok = False
+            lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
+            continue
+        for index, (a, e) in enumerate(zip(actual, expected)):
+            good, report = compare(a, e, rtol, atol)
+            ok &= good
+            lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
+    if not ok:
+        lines.append(f"Past tolerance. If the difference is expected, set rtol/atol on {config['label']}; "
+                     f"otherwise the .pte does not compute what the model computes.")
+    return ok, "\n".join(lines) + "\n"
+
+
+def main(argv):
+    with open(argv[0], encoding="utf-8") as f:
+        config = json.load(f)
+    if config["model"]:  # runfiles-relative roots, from the test's working directory
+        config["model"]["import_roots"] = [os.path.abspath(r) for r in config["model"]["import_roots"]]
+    ok, report = run(config)
+    (sys.stdout if ok else sys.stderr).write(report)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

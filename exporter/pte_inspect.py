@@ -1,0 +1,234 @@
+"""Summarises a .pte without running it: methods, operators, delegates, sizes, planned memory.
+
+    python -m exporter.pte_inspect model.pte [--json]
+    bazel run //models:resnet_pte.inspect [-- --json]
+
+It reads the flatbuffer through ExecuTorch's own schema (see pte_schema.py), and the extended
+header that ExecuTorch writes after the flatbuffer's first 8 bytes.
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+
+from exporter import pte_schema
+
+FORMAT = "rules_torch_export/pte-summary/1"
+
+# ExecuTorch ScalarType names as torch spells them; the rest are lower-cased.
+DTYPE_NAMES = {
+    "BYTE": "uint8", "CHAR": "int8", "SHORT": "int16", "INT": "int32", "LONG": "int64",
+    "HALF": "float16", "FLOAT": "float32", "DOUBLE": "float64", "BOOL": "bool",
+    "BFLOAT16": "bfloat16", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64",
+}
+DTYPE_BYTES = {
+    "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "float32": 4,
+    "float64": 8, "bool": 1, "bfloat16": 2, "uint16": 2, "uint32": 4, "uint64": 8,
+}
+_VALUE_TYPES = {"Int": "int", "Bool": "bool", "Double": "float", "String": "str",
+                "IntList": "int list", "DoubleList": "float list", "BoolList": "bool list",
+                "TensorList": "tensor list", "OptionalTensorList": "optional tensor list",
+                "Null": "none"}
+
+_schema = None
+
+
+def _load_schema():
+    global _schema
+    if _schema is None:
+        _schema = pte_schema.Schema(pte_schema.executorch_schema_path())
+    return _schema
+
+
+def _extended_header(buf):
+    """(flatbuffer bytes, segment base offset) from the 'eh00' header, or (len, 0) without one."""
+    if bytes(buf[8:12]) != b"eh00":
+        return len(buf), 0
+    little = lambda a, b: int.from_bytes(buf[a:b], "little")  # noqa: E731
+    return little(16, 24), little(24, 32)
+
+
+def _value_record(value):
+    """A method input or output: a tensor's dtype, max sizes and bytes, or a scalar's kind."""
+    if value is None:
+        return {"type": "none"}
+    if value.table_name != "Tensor":
+        return {"type": _VALUE_TYPES.get(value.table_name, value.table_name)}
+    dtype = DTYPE_NAMES.get(value.scalar_type, str(value.scalar_type).lower())
+    sizes = list(value.sizes)
+    numel = 1
+    for size in sizes:
+        numel *= size
+    return {
+        "type": "tensor",
+        "dtype": dtype,
+        "sizes": sizes,  # upper bounds when the shape is dynamic
+        "dynamism": str(value.shape_dynamism).lower(),
+        "nbytes": numel * DTYPE_BYTES.get(dtype, 0),
+    }
+
+
+def _delegate_bytes(program, processed):
+    if processed.location == "INLINE":
+        return len(program.backend_delegate_data[processed.index].data)
+    return program.segments[processed.index].size
+
+
+def _method_record(program, plan):
+    operators = list(plan.operators)
+    op_names = [f"{op.name}.{op.overload}" if op.overload else op.name for op in operators]
+    op_counts, instructions = collections.Counter(), 0
+    for chain in plan.chains:
+        for instruction in chain.instructions:
+            instructions += 1
+            args = instruction.instr_args
+            if args is not None and args.table_name == "KernelCall":
+                op_counts[op_names[args.op_index]] += 1
+    delegates = collections.defaultdict(lambda: {"count": 0, "bytes": 0})
+    for delegate in plan.delegates:
+        delegates[delegate.id]["count"] += 1
+        delegates[delegate.id]["bytes"] += _delegate_bytes(program, delegate.processed)
+    # Buffer 0 is reserved by ExecuTorch; the others are the planned memory arenas.
+    planned = list(plan.non_const_buffer_sizes)[1:]
+    values = plan.values
+    return {
+        "inputs": [_value_record(values[i].val) for i in plan.inputs],
+        "outputs": [_value_record(values[i].val) for i in plan.outputs],
+        "instructions": instructions,
+        "operators": dict(sorted(op_counts.items())),
+        "delegates": dict(sorted(delegates.items())),
+        "planned_memory": {"buffers": planned, "bytes": sum(planned)},
+    }
+
+
+def _segment_roles(program, methods_delegates):
+    """What each segment holds: constants, a method's delegate, named data or mutable data."""
+    roles = collections.defaultdict(list)
+    constant = program.constant_segment
+    if constant is not None and len(program.segments):
+        roles[constant.segment_index].append("constants")
+    for method, delegate_id, processed in methods_delegates:
+        if processed.location == "SEGMENT":
+            roles[processed.index].append(f"delegate {delegate_id} ({method})")
+    for entry in program.named_data:
+        roles[entry.segment_index].append("named data")
+    for mutable in program.mutable_data_segments:
+        roles[mutable.segment_index].append("mutable data")
+    return roles
+
+
+def summarize_bytes(buf):
+    """The summary of a .pte held in `buf`, as a JSON-ready dict."""
+    program = pte_schema.read_root(_load_schema(), buf)
+    flatbuffer_bytes, segment_base = _extended_header(buf)
+    plans = list(program.execution_plan)
+    methods = {plan.name: _method_record(program, plan) for plan in plans}
+    delegate_refs = [(p.name, d.id, d.processed) for p in plans for d in p.delegates]
+    roles = _segment_roles(program, delegate_refs)
+    segments = [
+        {"index": i, "offset": segment_base + s.offset, "bytes": s.size,
+         "holds": sorted(set(roles.get(i, [])))}
+        for i, s in enumerate(program.segments)
+    ]
+    constant = program.constant_segment
+    if constant is not None and len(constant.offsets) > 1 and len(program.segments):
+        constants = {"location": "segment", "tensors": len(constant.offsets) - 1,
+                     "bytes": program.segments[constant.segment_index].size}
+    else:  # Older programs keep constants inline; buffer 0 is a reserved empty entry.
+        buffers = list(program.constant_buffer)
+        constants = {"location": "inline", "tensors": max(len(buffers) - 1, 0),
+                     "bytes": sum(len(b.storage) for b in buffers)}
+    named = collections.Counter(e.segment_index for e in program.named_data)
+    return {
+        "format": FORMAT,
+        "file_bytes": len(buf),
+        "program_version": program.version,
+        "flatbuffer_bytes": flatbuffer_bytes,
+        "methods": methods,
+        "constants": constants,
+        "named_data": {"entries": sum(named.values()),
+                       "bytes": sum(program.segments[i].size for i in named)},
+        "segments": segments,
+    }
+
+
+def summarize(path):
+    with open(path, "rb") as f:
+        return summarize_bytes(f.read())
+
+
+def _fmt_bytes(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.1f} {unit})"
+    return f"{n:,} bytes"
+
+
+def _fmt_value(v):
+    if v["type"] != "tensor":
+        return v["type"]
+    dynamic = "" if v["dynamism"] == "static" else f"  ({v['dynamism'].replace('_', ' ')}: sizes are upper bounds)"
+    return f"tensor {v['dtype']}[{', '.join(map(str, v['sizes']))}]{dynamic}"
+
+
+def format_text(summary, name):
+    """The summary as the human-readable text that `pte_inspect` prints."""
+    lines = [f"{name}: {_fmt_bytes(summary['file_bytes'])}, program version {summary['program_version']}",
+             f"flatbuffer {_fmt_bytes(summary['flatbuffer_bytes'])}"]
+    for method, m in summary["methods"].items():
+        lines += ["", f"method {method}: {m['instructions']} instructions"]
+        for kind in ("inputs", "outputs"):
+            lines.append(f"  {kind}")
+            lines += [f"    {i}: {_fmt_value(v)}" for i, v in enumerate(m[kind])] or ["    (none)"]
+        calls = sum(m["operators"].values())
+        lines.append(f"  operators: {len(m['operators'])} kinds, {calls} calls outside delegates")
+        lines += [f"    {count:5d}  {op}" for op, count in m["operators"].items()]
+        lines.append(f"  delegates: {sum(d['count'] for d in m['delegates'].values())}")
+        lines += [f"    {d['count']:5d}  {i}  {_fmt_bytes(d['bytes'])}" for i, d in m["delegates"].items()]
+        planned = m["planned_memory"]
+        lines.append(f"  planned memory: {_fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
+    c = summary["constants"]
+    lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {_fmt_bytes(c['bytes'])}",
+              f"named data: {summary['named_data']['entries']} entries, {_fmt_bytes(summary['named_data']['bytes'])}",
+              f"segments: {len(summary['segments'])}, "
+              f"{_fmt_bytes(sum(s['bytes'] for s in summary['segments']))}"]
+    # Named-data segments (a delegate's weights, one per tensor) are many; they are totalled above.
+    lines += [f"  {s['index']:3d}  {_fmt_bytes(s['bytes'])}  {', '.join(s['holds']) or '(unreferenced)'}"
+              for s in summary["segments"] if s["holds"] != ["named data"]]
+    return "\n".join(lines) + "\n"
+
+
+def _resolve(path):
+    """Paths given to `bazel run` are relative to where the user ran bazel."""
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="pte_inspect", description=__doc__.splitlines()[0])
+    parser.add_argument("pte", nargs="+", help="a .pte file (other files are ignored, so "
+                        "a target's $(rootpaths) can be passed as is)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    paths = [_resolve(p) for p in args.pte if p.endswith(".pte")]
+    if not paths:
+        print(f"pte_inspect: no .pte file among {args.pte}", file=sys.stderr)
+        return 2
+    for path in paths:
+        try:
+            summary = summarize(path)
+        except (OSError, ValueError) as e:
+            print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(summary, indent=2, sort_keys=True))
+        else:
+            sys.stdout.write(format_text(summary, os.path.basename(path)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

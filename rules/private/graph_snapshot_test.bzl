@@ -1,0 +1,122 @@
+"""graph_snapshot_test: a golden text of an exported program (or .pte), with `.update` targets.
+
+Like bazel-lib's write_source_files: the test compares, and a `bazel run` target writes the
+golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
+"""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
+load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+
+# Marks the .update binaries, so graph_snapshot_updates can find every one in a package.
+UPDATE_TAG = "rules_torch_export_golden_update"
+
+def _snapshot_config_impl(ctx):
+    if ctx.attr.program:
+        program = ctx.attr.program[ExecuTorchProgramInfo]
+        exported, subject, extra = program.exported, program.label, [program.pte]
+    else:
+        exported = ctx.attr.exported[ExportedProgramInfo]
+        subject, extra = exported.label, []
+    config = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(config, json.encode_indent({
+        "label": ctx.attr.test_label,
+        "subject": str(subject),
+        "pt2": exported.pt2.short_path,
+        "pte": extra[0].short_path if extra else None,
+        "spec": exported.spec.spec if exported.spec else None,
+        "golden": ctx.attr.golden_path,
+        "update_target": ctx.attr.update_target,
+    }) + "\n")
+    return [DefaultInfo(
+        files = depset([config]),
+        runfiles = ctx.runfiles(files = [config, exported.pt2] + extra),
+    )]
+
+_snapshot_config = rule(
+    implementation = _snapshot_config_impl,
+    doc = "Writes the JSON config that exporter/golden.py reads (set up by graph_snapshot_test).",
+    attrs = {
+        "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),
+        "program": attr.label(providers = [ExecuTorchProgramInfo], doc = "The executorch_program to snapshot."),
+        "golden_path": attr.string(mandatory = True, doc = "The golden's workspace-relative path."),
+        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
+        "update_target": attr.string(mandatory = True, doc = "The label of the .update binary."),
+    },
+)
+
+def _label(name):
+    repo = native.repository_name()
+    return "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+
+def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs):
+    """Tests that the canonical text of `exported` (a .pt2) or `program` (a .pte) equals `golden`.
+
+    Also declares `<name>.update` (and the alias `<name>_update`): `bazel run` it to write the
+    golden. A missing golden fails the test with that command.
+
+    Args:
+      name: the test's name.
+      golden: the golden file, relative to this package, e.g. "resnet.graph.txt".
+      exported: a torch_export target; its graph is snapshotted.
+      program: an executorch_program target; its graph and execution plan are snapshotted.
+      **kwargs: passed to the py_test (tags, size, timeout, ...).
+    """
+    if (exported == None) == (program == None):
+        fail("graph_snapshot_test {}: set exactly one of exported = \":<torch_export>\" or program = \":<executorch_program>\"".format(_label(name)))
+    update = name + ".update"
+    package = native.package_name()
+    _snapshot_config(
+        name = name + ".config",
+        exported = exported,
+        program = program,
+        golden_path = package + "/" + golden if package else golden,
+        test_label = _label(name),
+        update_target = _label(update),
+        visibility = ["//visibility:private"],
+    )
+    main = name + "_main.py"
+    py_entry(name = name + "_main", module = "exporter.golden", out = main, visibility = ["//visibility:private"])
+    config = ":{}.config".format(name)
+    common = dict(srcs = [main], main = main, deps = [EXPORTER_LIB], python_version = "PY3", srcs_version = "PY3")
+
+    # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
+    native.py_test(
+        name = name,
+        data = [config] + native.glob([golden]),
+        args = ["$(rootpath {})".format(config)],
+        **dict(common, **kwargs)
+    )
+    native.py_binary(
+        name = update,
+        data = [config],
+        args = ["--update", "$(rootpath {})".format(config)],
+        tags = [UPDATE_TAG],
+        **common
+    )
+    native.alias(name = name + "_update", actual = ":" + update)
+
+def graph_snapshot_updates(name = "update_goldens", **kwargs):
+    """`bazel run` target that rewrites every graph_snapshot_test golden declared above it.
+
+    Call it last in the BUILD file: it collects the .update targets defined before it.
+    """
+    configs, data = [], []
+    for rule_name, rule in sorted(native.existing_rules().items()):
+        if UPDATE_TAG in (rule.get("tags") or []):
+            configs += [a for a in rule["args"] if a != "--update"]
+            data += list(rule["data"])
+    if not configs:
+        fail("graph_snapshot_updates {}: no graph_snapshot_test is declared above it; call it last in the BUILD file".format(_label(name)))
+    main = name + "_main.py"
+    py_entry(name = name + "_main", module = "exporter.golden", out = main, visibility = ["//visibility:private"])
+    native.py_binary(
+        name = name,
+        srcs = [main],
+        main = main,
+        deps = [EXPORTER_LIB],
+        data = data,
+        args = ["--update"] + configs,
+        python_version = "PY3",
+        srcs_version = "PY3",
+        **kwargs
+    )

@@ -1,0 +1,155 @@
+"""numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TorchModelInfo")
+load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+
+# (rtol, atol) for float32; keep in sync with exporter/numerics.py's DEFAULT_TOLERANCES.
+_DEFAULTS = {"portable": ("1e-4", "1e-5"), "xnnpack": ("1e-3", "1e-4")}
+
+def _runfiles_root(f):
+    """The folder, relative to the test's working directory, that `f` imports from."""
+    return "../" + f.owner.workspace_name if f.owner.workspace_name else "."
+
+def _tolerance(ctx, which, backends):
+    if getattr(ctx.attr, which):
+        value = getattr(ctx.attr, which)
+    else:
+        index = 0 if which == "rtol" else 1
+        value = _DEFAULTS["portable"][index]
+        for backend in backends:
+            candidate = _DEFAULTS.get(backend, _DEFAULTS["xnnpack"])[index]
+            if float(candidate) > float(value):
+                value = candidate
+    if float(value) < 0:
+        fail("numerics_test {}: {} = {} must be >= 0".format(ctx.attr.test_label, which, repr(value)))
+    return float(value)
+
+def _check_inputs(ctx, listed, spec):
+    dims = spec.spec["dims"]
+    for i, sizes in enumerate(listed):
+        if type(sizes) != "dict" or not sizes:
+            fail("numerics_test {}: inputs[{}] must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, i))
+        for name, size in sizes.items():
+            if name not in dims:
+                fail("numerics_test {}: inputs[{}] names dim {}, which shape_spec {} does not declare; use one of {}".format(
+                    ctx.attr.test_label,
+                    i,
+                    repr(name),
+                    spec.label,
+                    sorted(dims.keys()),
+                ))
+            lo, hi = dims[name].get("min"), dims[name].get("max")
+            if type(size) != "int" or (lo != None and size < lo) or (hi != None and size > hi):
+                fail("numerics_test {}: inputs[{}][{}] = {} is outside the dim's range [{}, {}]; pick a size inside it".format(
+                    ctx.attr.test_label,
+                    i,
+                    repr(name),
+                    repr(size),
+                    lo,
+                    hi,
+                ))
+
+def _numerics_config_impl(ctx):
+    program = ctx.attr.program[ExecuTorchProgramInfo]
+    exported = program.exported
+    listed = json.decode(ctx.attr.inputs_json)
+    _check_inputs(ctx, listed, exported.spec)
+    model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
+    files = [program.pte, exported.pt2, exported.manifest]
+    transitive = []
+    model_config = None
+    if ctx.attr.reference == "eager":
+        if model.checkpoint:
+            files.append(model.checkpoint)
+        transitive.append(model.srcs)
+        model_config = {
+            "label": str(model.label),
+            "entry": model.entry,
+            "init_args": model.init_args,
+            "checkpoint": model.checkpoint.short_path if model.checkpoint else None,
+            "import_roots": sorted({_runfiles_root(f): True for f in model.srcs.to_list()}.keys()),
+        }
+    elif ctx.attr.model:
+        fail("numerics_test {}: model is only used with reference = \"eager\"; remove it or set reference = \"eager\"".format(ctx.attr.test_label))
+    config = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(config, json.encode_indent({
+        "label": ctx.attr.test_label,
+        "program": str(program.label),
+        "exported_label": str(exported.label),
+        "pte": program.pte.short_path,
+        "pt2": exported.pt2.short_path,
+        "pt2_manifest": exported.manifest.short_path,
+        "spec": exported.spec.spec,
+        "method": "forward",
+        "reference": ctx.attr.reference,
+        "model": model_config,
+        "rtol": _tolerance(ctx, "rtol", program.backends),
+        "atol": _tolerance(ctx, "atol", program.backends),
+        "inputs": listed,
+    }) + "\n")
+    return [DefaultInfo(
+        files = depset([config]),
+        runfiles = ctx.runfiles(files = [config] + files, transitive_files = depset(transitive = transitive)),
+    )]
+
+_numerics_config = rule(
+    implementation = _numerics_config_impl,
+    doc = "Writes the JSON config that exporter/numerics.py reads (set up by numerics_test).",
+    attrs = {
+        "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to run."),
+        "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),
+        "reference": attr.string(
+            default = "eager",
+            values = ["eager", "exported"],
+            doc = "Compare with the eager model, or with the .pt2's module().",
+        ),
+        "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
+        "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
+        "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
+        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
+    },
+)
+
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", **kwargs):
+    """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
+
+    The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
+
+    Args:
+      name: the test's name.
+      program: an executorch_program target.
+      model: a torch_model to compare with; defaults to the model the program was exported from.
+      rtol: relative tolerance (a number or a string such as "1e-3"); default 1e-4 for the
+        portable runtime, 1e-3 with XNNPACK.
+      atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
+      inputs: extra shapes, a list of {dim name: size} dicts; unnamed dims take their example.
+      reference: "eager" (the model's nn.Module) or "exported" (the .pt2's module()).
+      **kwargs: passed to the py_test (tags, size, timeout, ...).
+    """
+    repo = native.repository_name()
+    label = "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+    _numerics_config(
+        name = name + ".config",
+        program = program,
+        model = model,
+        reference = reference,
+        rtol = str(rtol) if rtol != None else "",
+        atol = str(atol) if atol != None else "",
+        inputs_json = json.encode(inputs),
+        test_label = label,
+        visibility = ["//visibility:private"],
+    )
+    main = name + "_main.py"
+    py_entry(name = name + "_main", module = "exporter.numerics", out = main, visibility = ["//visibility:private"])
+    config = ":{}.config".format(name)
+    native.py_test(
+        name = name,
+        srcs = [main],
+        main = main,
+        deps = [EXPORTER_LIB],
+        data = [config],
+        args = ["$(rootpath {})".format(config)],
+        python_version = "PY3",
+        srcs_version = "PY3",
+        **kwargs
+    )

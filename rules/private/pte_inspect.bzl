@@ -1,0 +1,28 @@
+"""pte_inspect: `bazel run` target that prints what a .pte holds, without running it."""
+
+load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+
+def pte_inspect(name, program, **kwargs):
+    """Declares `bazel run //pkg:<name> [-- --json]`, which summarises `program`'s .pte.
+
+    The summary: methods with their input and output types and shapes, operators and their
+    counts, delegates with sizes, constant and segment sizes, and planned memory per method.
+
+    Args:
+      name: the binary's name; by convention "<program name>.inspect".
+      program: an executorch_program target, or any target or file that provides a .pte.
+      **kwargs: passed to the py_binary.
+    """
+    main = name + "_main.py"
+    py_entry(name = name + "_main", module = "exporter.pte_inspect", out = main, visibility = ["//visibility:private"])
+    native.py_binary(
+        name = name,
+        srcs = [main],
+        main = main,
+        deps = [EXPORTER_LIB],
+        data = [program],
+        args = ["$(rootpaths {})".format(program)],
+        python_version = "PY3",
+        srcs_version = "PY3",
+        **kwargs
+    )
