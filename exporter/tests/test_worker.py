@@ -1,0 +1,194 @@
+"""The persistent worker, driven over its JSON protocol as Bazel 4.2.3 drives it."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from runfiles import Runfiles
+
+MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
+
+MODELS = textwrap.dedent(
+    """
+    import os, signal, sys
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    def polluter():
+        # Global state that must not leak into later requests.
+        torch.set_default_dtype(torch.float64)
+        torch.library.define("leaky::op", "(Tensor x) -> Tensor")
+        return Tiny()
+
+    def checker():
+        assert torch.get_default_dtype() == torch.float32, "default dtype leaked"
+        assert not hasattr(torch.ops.leaky, "op"), "custom op leaked"
+        assert "zoo.slow" not in sys.modules, "module leaked"
+        return Tiny()
+
+    def segfault():
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    def exits():
+        sys.exit(3)
+
+    def hard_exit():
+        os._exit(7)
+    """
+)
+
+SLOW = "import time\ntime.sleep(30)\nfrom zoo.models import Tiny\n"
+
+SPEC = {
+    "inputs": [{"name": "x", "value": {"tensor": {"shape": ["batch", 4], "dtype": "float32"}}}],
+    "dims": {"batch": {"min": 1, "max": 8, "example": 2}},
+}
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    (tmp_path / "zoo").mkdir()
+    (tmp_path / "zoo" / "__init__.py").write_text("")
+    (tmp_path / "zoo" / "models.py").write_text(MODELS)
+    (tmp_path / "zoo" / "slow.py").write_text(SLOW)
+    (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def params_for(name, entry):
+    """Writes a config and params file for exporting `entry`; returns the params argument."""
+    config = {
+        "label": f"//zoo:{name}",
+        "identity": "identity.txt",
+        "model": {"label": "//zoo:model", "entry": entry, "init_args": {},
+                  "srcs": ["zoo/models.py"], "import_roots": ["."]},
+        "spec_label": "//zoo:spec",
+        "spec": SPEC,
+        "outputs": {"pt2": f"{name}.pt2", "manifest": f"{name}.pt2.json"},
+    }
+    with open(f"{name}.json", "w") as f:
+        json.dump(config, f)
+    with open(f"{name}.params", "w") as f:
+        f.write(f"export\n{name}.json\n")
+    return f"@{name}.params"
+
+
+class Worker:
+    """A worker process, spoken to without trailing newlines, as Bazel 4.2.3 does."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, MAIN, "--persistent_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        self.next_id = 0
+
+    def send(self, params):
+        self.next_id += 1
+        request = {"arguments": [params], "inputs": [], "requestId": self.next_id}
+        self.proc.stdin.write(json.dumps(request).encode())  # no newline
+        self.proc.stdin.flush()
+        return self.next_id
+
+    def receive(self):
+        return json.loads(self.proc.stdout.readline())
+
+    def request(self, params):
+        request_id = self.send(params)
+        response = self.receive()
+        assert response["requestId"] == request_id
+        return response
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def worker(workdir):
+    w = Worker()
+    yield w
+    if w.proc.poll() is None:
+        w.close()
+
+
+def one_shot(params):
+    return subprocess.run([sys.executable, MAIN, params], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=600)
+
+
+def test_worker_and_one_shot_write_identical_bytes(worker, workdir):
+    assert worker.request(params_for("same", "zoo.models:Tiny"))["exitCode"] == 0
+    from_worker = (workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes()
+    assert one_shot(params_for("same", "zoo.models:Tiny")).returncode == 0
+    assert from_worker == ((workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes())
+
+
+def test_global_state_does_not_leak_between_requests(worker):
+    assert worker.request(params_for("p", "zoo.models:polluter"))["exitCode"] == 0
+    response = worker.request(params_for("c", "zoo.models:checker"))
+    assert response["exitCode"] == 0, response["output"]
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [("zoo.models:segfault", "SIGSEGV"), ("zoo.models:hard_exit", "status 7"), ("zoo.models:exits", "SystemExit")],
+)
+def test_a_crashing_model_fails_only_its_own_target(worker, workdir, entry, needle):
+    response = worker.request(params_for("crash", entry))
+    assert response["exitCode"] == 1
+    assert response["output"].startswith("ERROR: //zoo:crash: ")
+    assert needle in response["output"]
+    assert not (workdir / "crash.pt2").exists()
+    assert worker.request(params_for("after", "zoo.models:Tiny"))["exitCode"] == 0
+
+
+def test_killed_worker_leaves_no_output_and_a_new_worker_succeeds(workdir):
+    killed = Worker()
+    params = params_for("victim", "zoo.slow:Tiny")
+    killed.send(params)
+    time.sleep(3)  # the child is now sleeping inside the model's import
+    killed.proc.send_signal(signal.SIGKILL)
+    killed.proc.wait(timeout=30)
+    time.sleep(1)
+    assert not (workdir / "victim.pt2").exists()
+    # The child died with its parent: nothing is left running the request.
+    leftover = subprocess.run(["pgrep", "-f", "victim"], capture_output=True, text=True).stdout
+    assert leftover.strip() == ""
+    (workdir / "zoo" / "slow.py").write_text("from zoo.models import Tiny\n")
+    retry = Worker()
+    try:
+        assert retry.request(params)["exitCode"] == 0
+        assert (workdir / "victim.pt2").exists()
+    finally:
+        retry.close()
+
+
+def test_memory_stays_bounded_over_50_requests(worker):
+    worker.request(params_for("warm", "zoo.models:Tiny"))
+    before = worker.rss_kib()
+    for i in range(50):
+        assert worker.request(params_for(f"m{i % 2}", "zoo.models:Tiny"))["exitCode"] == 0
+    growth_mib = (worker.rss_kib() - before) / 1024
+    print(f"worker RSS growth over 50 requests: {growth_mib:.1f} MiB (from {before / 1024:.0f} MiB)")
+    assert growth_mib < 32
