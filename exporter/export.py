@@ -4,7 +4,7 @@ import os
 
 import torch
 
-from exporter import manifest, spec as spec_lib
+from exporter import explain, manifest, ranges, spec as spec_lib
 from exporter.errors import UserError
 from exporter.model_loader import load_model
 
@@ -17,33 +17,55 @@ def strip_stack_traces(ep):
                 node.meta.pop("stack_trace", None)
 
 
-def dim_report(ep, spec, input_order):
-    """Maps each named dim to its exported range, and lists dims that specialised to a constant.
-
-    input_order names the inputs in the order torch.export made their placeholders.
-    """
-    shapes = {e["name"]: e["value"]["tensor"]["shape"] for e in spec["inputs"]}
-    placeholders = [
-        n for n in ep.graph.nodes
-        if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs
-    ]
-    ranges, specialised = {}, {}
-    for node, input_name in zip(placeholders, input_order):
-        for axis, size in enumerate(shapes[input_name]):
-            if not isinstance(size, str):
-                continue
-            actual = node.meta["val"].shape[axis]
-            if isinstance(actual, torch.SymInt):
-                vr = ep.range_constraints.get(actual.node.expr)
-                if vr is not None:
-                    ranges[size] = {"min": _bound(vr.lower), "max": _bound(vr.upper)}
-            else:
-                specialised.setdefault(size, (input_name, axis, int(actual)))
-    return ranges, specialised
+def resolve_op(name, attr, label):
+    """torch.ops.<namespace>.<op>[.<overload>] named by a torch_export decompose/keep entry."""
+    parts = name.split(".")
+    obj = torch.ops
+    for part in parts:
+        try:
+            obj = getattr(obj, part)
+        except (AttributeError, RuntimeError):
+            raise UserError(
+                f"torch_export {label}: {attr} names {name!r}, which is not a registered operator; "
+                f"write it as namespace.op.overload (e.g. \"aten.gelu.default\"), and add the "
+                f"py_library that registers a custom op to the model's deps"
+            ) from None
+    if isinstance(obj, torch._ops.OpOverloadPacket):
+        return [getattr(obj, o) for o in obj.overloads()]
+    return [obj]
 
 
-def _bound(value):
-    return int(value) if value.is_finite else None
+def _decomposition(op):
+    """torch's decomposition of op, or None."""
+    from torch._decomp import core_aten_decompositions, decomposition_table
+
+    for table in (decomposition_table, core_aten_decompositions()):
+        if op in table:
+            return table[op]
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
+        return op.decompose
+    return None
+
+
+def apply_ir(ep, config):
+    """Runs the decompositions that torch_export's ir, decompose and keep ask for."""
+    ir, label = config.get("ir", "training"), config["label"]
+    if ir == "training":
+        return ep
+    table = torch.export.default_decompositions() if ir == "core_aten" else {}
+    for name in config.get("keep", []):
+        for op in resolve_op(name, "keep", label):
+            table.pop(op, None)
+    for name in config.get("decompose", []):
+        found = {op: _decomposition(op) for op in resolve_op(name, "decompose", label)}
+        found = {op: fn for op, fn in found.items() if fn is not None}
+        if not found:
+            raise UserError(
+                f"torch_export {label}: decompose names {name!r}, for which torch has no "
+                f"decomposition; remove it from decompose"
+            )
+        table.update(found)
+    return ep.run_decompositions(table)
 
 
 def _signature_record(ep):
@@ -56,36 +78,43 @@ def _signature_record(ep):
     )
 
 
-def _export(module, args, kwargs, dynamic_shapes, config):
+def _export(module, inputs, config):
     try:
         return torch.export.export(
-            module, args, kwargs, dynamic_shapes=dynamic_shapes, strict=config.get("strict", False)
+            module,
+            inputs.args,
+            inputs.kwargs,
+            dynamic_shapes=inputs.dynamic_shapes,
+            strict=config.get("strict", False),
         )
     except UserError:
         raise
     except Exception as e:
-        key = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+        raise UserError(explain.explain(e, explain.Context(config))) from e
+
+
+def _check_specialised(specialised, config):
+    """A named dim, a derived size or a DYNAMIC hint that export made constant is an error."""
+    for record in specialised:
+        if record["requested"] == "AUTO":
+            continue
+        where = f"{record['input']} axis {record['axis']}"
         raise UserError(
-            f"torch.export failed for model {config['model']['label']} with shape_spec "
-            f"{config['spec_label']}: {type(e).__name__}: {key.strip()}; see the torch.export "
-            f"tutorial's fixes (strict = False, torch.cond, torch._check) or adjust the shape_spec"
-        ) from e
+            f"shape_spec {config['spec_label']} asks for {where} to be dynamic "
+            f"({record['requested']}), but model {config['model']['label']} specialised it to "
+            f"{record['specialised']}; write {record['specialised']} there instead (or use AUTO, "
+            f"which lets export specialise it), or change the model"
+        )
 
 
 def run(config):
     module = load_model(config["model"])
     spec = config["spec"]
-    args, kwargs, dynamic_shapes = spec_lib.build_inputs(spec, module.forward, config["spec_label"])
-    ep = _export(module, args, kwargs, dynamic_shapes, config)
-    input_order = spec_lib.positional_names(module.forward, len(args)) + list(kwargs)
-    ranges, specialised = dim_report(ep, spec, input_order)
-    if specialised:
-        name, (input_name, axis, value) = next(iter(sorted(specialised.items())))
-        raise UserError(
-            f"dim {name!r} of shape_spec {config['spec_label']} was requested dynamic but the "
-            f"model specialised it to {value} (input {input_name!r}, axis {axis}); make it "
-            f"static in the spec (write {value} instead of {name!r}), or change the model"
-        )
+    inputs = spec_lib.build_inputs(spec, module.forward, config["spec_label"])
+    ep = _export(module, inputs, config)
+    dims, range_constraints, specialised = ranges.report(ep, inputs, spec)
+    _check_specialised(specialised, config)
+    ep = apply_ir(ep, config)
     strip_stack_traces(ep)
     pt2, manifest_path = config["outputs"]["pt2"], config["outputs"]["manifest"]
     tmp = pt2 + ".tmp"
@@ -97,11 +126,15 @@ def run(config):
         "label": config["label"],
         "model": {k: config["model"][k] for k in ("label", "entry")},
         "shape_spec": {"label": config["spec_label"], "spec": spec},
+        "export": {k: config.get(k, d) for k, d in
+                   (("strict", False), ("ir", "training"), ("decompose", []), ("keep", []))},
         "pt2": manifest.file_record(pt2),
         "inputs": manifest.inputs_record(config),
         "input_specs": input_specs,
         "output_specs": output_specs,
-        "range_constraints": ranges,
+        "range_constraints": range_constraints,
+        "dims": dims,
+        "specialised": specialised,
         "operators": manifest.operator_histogram(
             m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)
         ),

@@ -3,21 +3,12 @@
 import importlib
 import os
 import sys
-import traceback
 
 import torch
 
 from exporter.errors import UserError
+from exporter.explain import user_frame as _user_frame
 from exporter.hermetic import seed_everything
-
-
-def _user_frame(exc):
-    """`file:line` of the innermost traceback frame outside torch and the exporter, or ''."""
-    cwd = os.getcwd() + os.sep
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if "site-packages" not in frame.filename and f"{os.sep}exporter{os.sep}" not in frame.filename:
-            return f" (at {frame.filename.replace(cwd, '')}:{frame.lineno})"
-    return ""
 
 
 def _import_module(module_name, model):
@@ -73,6 +64,14 @@ def load_model(model):
         )
     add_import_roots(model.get("import_roots", ["."]))
     factory = _resolve(_import_module(module_name, model), qualname, model)
+    if isinstance(factory, torch.nn.Module):
+        # An instance, such as a torch._export.db.examples case's `model`: use it as it is.
+        if model.get("init_args"):
+            raise UserError(
+                f"torch_model {model['label']}: entry {model['entry']!r} is a module instance, "
+                f"which takes no init_args; drop init_args or point `entry` at its class"
+            )
+        return _finish(factory, model)
     if not callable(factory):
         raise UserError(
             f"torch_model {model['label']}: entry {model['entry']!r} is a "
@@ -91,12 +90,19 @@ def load_model(model):
             f"torch_model {model['label']}: calling {model['entry']!r} raised "
             f"{type(e).__name__}: {e}{_user_frame(e)}"
         ) from None
+    if not isinstance(module, torch.nn.Module) and hasattr(module, "get_eager_model"):
+        # executorch.examples.models wrap their nn.Module in an EagerModelBase.
+        module = module.get_eager_model()
     if not isinstance(module, torch.nn.Module):
         raise UserError(
             f"torch_model {model['label']}: entry {model['entry']!r} returned a "
             f"{type(module).__name__}, not a torch.nn.Module; point `entry` at a function or "
             f"class that returns the model"
         )
+    return _finish(module, model)
+
+
+def _finish(module, model):
     if model.get("checkpoint"):
         _load_checkpoint(module, model)
     return module.eval()

@@ -31,7 +31,15 @@ load(
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
-load("//rules/private:shape_spec.bzl", _dim = "dim", _shape_spec = "shape_spec", _tensor = "tensor")
+load(
+    "//rules/private:shape_spec.bzl",
+    _AUTO = "AUTO",
+    _DYNAMIC = "DYNAMIC",
+    _STATIC = "STATIC",
+    _dim = "dim",
+    _shape_spec = "shape_spec",
+    _tensor = "tensor",
+)
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
 load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
 
@@ -39,6 +47,12 @@ torch_model = _torch_model
 shape_spec = _shape_spec
 tensor = _tensor
 dim = _dim
+
+# Dynamism hints for int sizes: tensor([6, 5], hint = AUTO), hint = {0: DYNAMIC}, or
+# shape_spec(hint = AUTO) for every input (see docs/shape_specs.md).
+AUTO = _AUTO
+DYNAMIC = _DYNAMIC
+STATIC = _STATIC
 torch_export = _torch_export
 executorch_program = _executorch_program
 

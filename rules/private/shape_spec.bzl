@@ -1,97 +1,142 @@
-"""shape_spec, tensor and dim: the inputs a model is traced with, and which sizes may vary."""
+"""shape_spec, tensor and dim: the inputs a model is traced with, and which sizes may vary.
+
+The macro turns the user's values into tagged JSON (tuples, lists, dicts with int keys and
+tensor()/dim() survive the trip); the rule checks it at analysis time and fills in every
+tracing size. exporter/spec.py documents the JSON that ShapeSpecInfo.spec carries.
+"""
 
 load("//rules:providers.bzl", "ShapeSpecInfo")
+load(":shape_spec_check.bzl", "check_spec")
 
-DTYPES = [
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "uint8",
-    "int16",
-    "int32",
-    "int64",
-    "bool",
-]
+AUTO = "AUTO"
+DYNAMIC = "DYNAMIC"
+STATIC = "STATIC"
 
-def tensor(shape, dtype = "float32"):
-    """A tensor input. shape lists ints (static sizes) and dim names (dynamic sizes)."""
-    return {"tensor": {"dtype": dtype, "shape": shape}}
+_TENSOR = "rules_torch_export.tensor"
+_DIM = "rules_torch_export.dim"
+
+# Starlark has no recursion; inputs nest at most this many values in all.
+_MAX_VALUES = 100000
+
+def tensor(shape, dtype = "float32", hint = None, fill = None):
+    """A tensor input.
+
+    Args:
+      shape: list of sizes: an int (static, or the tracing size under a hint), a dim name
+        ("batch"), or a linear expression of one dim ("2*batch", "batch+1").
+      dtype: "float32", "int64", "bool", ... (see DTYPES in shape_spec_check.bzl).
+      hint: AUTO, DYNAMIC or STATIC for every int size of this tensor; or a list with one
+        hint (or None) per axis; or a dict {axis: hint}.
+      fill: trace with every element equal to this value (e.g. fill = 4 for a scalar that
+        .item() reads); random values when unset.
+    """
+    return struct(kind = _TENSOR, shape = shape, dtype = dtype, hint = hint, fill = fill)
 
 def dim(min = None, max = None, example = None):
-    """A named dynamic dimension with an optional range and tracing size."""
-    return {"example": example, "max": max, "min": min}
+    """A named dynamic size. min and max are inclusive; either may stay open (None).
 
-def _check_dim(name, d):
-    """Validates one dim and returns it with its tracing example chosen."""
-    where = "dims[{}]".format(repr(name))
-    for key in ("min", "max", "example"):
-        value = d.get(key)
-        if value != None and (type(value) != "int" or value < 0):
-            fail("{} has {} = {}; it must be a non-negative int or unset".format(where, key, repr(value)))
-    lo, hi, example = d.get("min"), d.get("max"), d.get("example")
-    if lo != None and hi != None and lo > hi:
-        fail("{} has min = {} > max = {}; swap them or fix the bound".format(where, lo, hi))
-    if example == None:
-        # Tracing at 0 or 1 would specialise the dim; trace at 2 or the lowest size above it.
-        example = lo if lo != None and lo > 2 else 2
-        if hi != None and example > hi:
-            fail("{} allows only sizes up to {}, so it cannot be traced dynamically above 1; ".format(where, hi) +
-                 "raise max, make the size static, or pin the tracing size with example = N")
-    elif (lo != None and example < lo) or (hi != None and example > hi):
-        fail("{} has example = {} outside [{}, {}]; pick an example inside the range".format(
-            where,
-            example,
-            lo,
-            hi,
-        ))
-    return {"example": example, "max": hi, "min": lo}
+    example pins the size used for tracing; by default it is the smallest size >= 2 that the
+    range allows, so that torch.export does not specialise the dim to 0 or 1.
+    """
+    return struct(kind = _DIM, min = min, max = max, example = example)
 
-def _check_input(name, value, dims, used):
-    where = "inputs[{}]".format(repr(name))
-    if type(value) != "dict" or "tensor" not in value:
-        fail("{} must be written tensor([...], dtype = ...)".format(where))
-    t = value["tensor"]
-    if t["dtype"] not in DTYPES:
-        fail("{} has dtype {}; use one of {}".format(where, repr(t["dtype"]), ", ".join(DTYPES)))
-    for axis, size in enumerate(t["shape"]):
-        if type(size) == "string":
-            if size not in dims:
-                fail("{} axis {} names dim {}, which `dims` does not declare; add dims = {{{}: dim(min = ..., max = ...)}}".format(
-                    where,
-                    axis,
-                    repr(size),
-                    repr(size),
-                ))
-            used[size] = True
-        elif type(size) != "int" or size < 0:
-            fail("{} axis {} is {}; a size is a non-negative int or a dim name".format(where, axis, repr(size)))
+def _encode_hint(hint):
+    if type(hint) == "dict":
+        return {"by_axis": [[axis, h] for axis, h in hint.items()]}
+    if type(hint) in ("list", "tuple"):
+        return {"per_axis": list(hint)}
+    return {"all": hint}
+
+def _encode_value(value, where, fail_prefix):
+    """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
+    root = {}
+    stack = [(value, root, where)]
+    for _ in range(_MAX_VALUES):
+        if not stack:
+            return root
+        v, out, path = stack.pop()
+        t = type(v)
+        if t == "struct" and getattr(v, "kind", None) == _TENSOR:
+            out["tensor"] = {
+                "shape": list(v.shape) if type(v.shape) in ("list", "tuple") else v.shape,
+                "dtype": v.dtype,
+                "hint": None if v.hint == None else _encode_hint(v.hint),
+                "fill": v.fill,
+            }
+        elif t == "bool":
+            out["bool"] = v
+        elif t == "int":
+            out["int"] = v
+        elif t == "float":
+            out["float"] = v
+        elif t == "string":
+            out["str"] = v
+        elif t == "NoneType":
+            out["none"] = None
+        elif t in ("list", "tuple"):
+            items = [{} for _ in v]
+            out[t] = items
+            for i, item in enumerate(v):
+                stack.append((item, items[i], "{}[{}]".format(path, i)))
+        elif t == "dict":
+            entries = []
+            for key, item in v.items():
+                if type(key) not in ("string", "int"):
+                    fail("{}{} has key {}; dict keys must be strings or ints".format(fail_prefix, path, repr(key)))
+                child = {}
+                entries.append({"key": key, "value": child})
+                stack.append((item, child, "{}[{}]".format(path, repr(key))))
+            out["dict"] = entries
+        else:
+            fail("{}{} is a {}; an input is tensor(...), an int, float, bool, string or None, ".format(
+                fail_prefix,
+                path,
+                t,
+            ) + "or a list, tuple or dict of those")
+    fail("{}{} nests too deeply".format(fail_prefix, where))
+
+def _encode_dims(dims, fail_prefix):
+    encoded = {}
+    for name, d in dims.items():
+        if type(d) != "struct" or getattr(d, "kind", None) != _DIM:
+            fail("{}dims[{}] is {}; write it as dim(min = ..., max = ...)".format(fail_prefix, repr(name), repr(d)))
+        encoded[name] = {"min": d.min, "max": d.max, "example": d.example}
+    return encoded
 
 def _shape_spec_impl(ctx):
     raw = json.decode(ctx.attr.spec_json)
-    dims = {name: _check_dim(name, d) for name, d in raw["dims"].items()}
-    used = {}
-    for name, value in raw["inputs"].items():
-        _check_input(name, value, dims, used)
-    for name in dims:
-        if name not in used:
-            fail("dims[{}] is declared but no input uses it; use it in a tensor shape or remove it".format(repr(name)))
-    spec = {
-        "dims": dims,
-        "inputs": [{"name": name, "value": value} for name, value in raw["inputs"].items()],
-    }
+    spec = check_spec(raw, "shape_spec {}: ".format(ctx.label))
     return [ShapeSpecInfo(label = ctx.label, spec = spec)]
 
 shape_spec_rule = rule(
     implementation = _shape_spec_impl,
     doc = "The example inputs and dynamic dims of an export. Many exports can share one.",
     attrs = {
-        "spec_json": attr.string(mandatory = True, doc = "inputs and dims as JSON (set by the macro)."),
+        "spec_json": attr.string(mandatory = True, doc = "inputs, dims and hint as tagged JSON (set by the macro)."),
     },
     provides = [ShapeSpecInfo],
 )
 
-def shape_spec(name, inputs, dims = {}, **kwargs):
-    """Declares a shape spec from tensor(...) inputs and dim(...) dims."""
-    shape_spec_rule(name = name, spec_json = json.encode({"dims": dims, "inputs": inputs}), **kwargs)
+def shape_spec(name, inputs, dims = {}, hint = None, **kwargs):
+    """Declares the inputs of an export and which of their sizes may vary.
+
+    Args:
+      name: the target name.
+      inputs: dict from forward's parameter names to values: tensor(...), int, float, bool,
+        string, None, or lists, tuples and dicts of those. Names that forward does not take
+        go to its **kwargs; a *args parameter takes a list or tuple.
+      dims: dict from dim names to dim(...); the dims that tensor shapes name.
+      hint: AUTO, DYNAMIC or STATIC for every int size that has no hint of its own.
+      **kwargs: common attributes (visibility, tags, ...).
+    """
+    prefix = "shape_spec //{}:{}: ".format(native.package_name(), name)
+    if type(inputs) != "dict":
+        fail("{}inputs must be a dict from forward's parameter names to values".format(prefix))
+    encoded_inputs = []
+    for input_name, value in inputs.items():
+        encoded_inputs.append({
+            "name": input_name,
+            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), prefix),
+        })
+    spec = {"dims": _encode_dims(dims, prefix), "hint": hint, "inputs": encoded_inputs}
+    shape_spec_rule(name = name, spec_json = json.encode(spec), **kwargs)
