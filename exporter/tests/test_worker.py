@@ -57,15 +57,18 @@ SPEC = {
 }
 
 
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("work")
     (tmp_path / "zoo").mkdir()
     (tmp_path / "zoo" / "__init__.py").write_text("")
     (tmp_path / "zoo" / "models.py").write_text(MODELS)
     (tmp_path / "zoo" / "slow.py").write_text(SLOW)
     (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    yield tmp_path
+    os.chdir(old)
 
 
 def params_for(name, entry):
@@ -124,12 +127,26 @@ class Worker:
         self.proc.wait(timeout=60)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def worker(workdir):
+    """One worker for the module: sharing it is itself a test of request isolation."""
     w = Worker()
     yield w
     if w.proc.poll() is None:
         w.close()
+
+
+def children_of(pid):
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return found.split()
+
+
+def is_running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def one_shot(params):
@@ -167,14 +184,17 @@ def test_killed_worker_leaves_no_output_and_a_new_worker_succeeds(workdir):
     killed = Worker()
     params = params_for("victim", "zoo.slow:Tiny")
     killed.send(params)
-    time.sleep(3)  # the child is now sleeping inside the model's import
+    deadline = time.monotonic() + 300
+    while not children_of(killed.proc.pid):  # wait for the forked child running the model
+        assert time.monotonic() < deadline, "the worker never forked a child"
+        time.sleep(0.2)
+    (child,) = children_of(killed.proc.pid)
     killed.proc.send_signal(signal.SIGKILL)
     killed.proc.wait(timeout=30)
-    time.sleep(1)
+    time.sleep(2)
     assert not (workdir / "victim.pt2").exists()
-    # The child died with its parent: nothing is left running the request.
-    leftover = subprocess.run(["pgrep", "-f", "victim"], capture_output=True, text=True).stdout
-    assert leftover.strip() == ""
+    # The child died with its parent (it would otherwise be re-parented and keep running).
+    assert not is_running(child)
     (workdir / "zoo" / "slow.py").write_text("from zoo.models import Tiny\n")
     retry = Worker()
     try:
