@@ -75,7 +75,8 @@ def make_inputs(spec, sizes, seed=0):
             raise ValueError(f"input {entry['name']!r} is not a tensor; numerics_test supports tensor inputs only")
         tensor = entry["value"]["tensor"]
         shape = [_size(s, sizes) for s in tensor["shape"]]
-        values[entry["name"]] = spec_lib.example_tensor(shape, tensor["dtype"], generator)
+        fill = {"fill": tensor["fill"]} if tensor.get("fill") is not None else {}
+        values[entry["name"]] = spec_lib.example_tensor(shape, tensor["dtype"], generator, **fill)
     return values
 
 
@@ -98,13 +99,13 @@ def compare(actual, expected, rtol, atol):
         got = f"{str(actual.dtype).replace('torch.', '')}[{', '.join(map(str, actual.shape))}]"
         return False, f"{described} expected, the runtime gave {got}"
     a, e = actual.double(), expected.double()
-    diff = (a - e).abs()
+    both_nan = a.isnan() & e.isnan()  # NaN where the model gives NaN is a match
     nan_mismatch = bool((a.isnan() != e.isnan()).any())
-    diff = torch.where(a.isnan() & e.isnan(), torch.zeros_like(diff), diff)
+    diff = torch.where(both_nan, torch.zeros_like(a), (a - e).abs())
     worst_abs = float(diff.max()) if diff.numel() else 0.0
     big = e.abs() > atol
     worst_rel = float((diff[big] / e.abs()[big]).max()) if bool(big.any()) else 0.0
-    ok = not nan_mismatch and bool((diff <= atol + rtol * e.abs()).all())
+    ok = not nan_mismatch and bool(((diff <= atol + rtol * e.abs()) | both_nan).all())
     report = f"{described}: worst abs error {worst_abs:.3g}, worst rel error {worst_rel:.3g}"
     if nan_mismatch:
         report += ", NaN where the reference has none (or the reverse)"
@@ -129,7 +130,9 @@ def run(config):
         ranges = json.load(f).get("range_constraints", {})
     reference, reference_name = _reference(config, ep)
     method = Runtime.get().load_program(config["pte"]).load_method(config["method"])
-    rtol, atol = config["rtol"], config["atol"]
+    default_rtol, default_atol = default_tolerances(config.get("backends", []))
+    rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
+    atol = config["atol"] if config.get("atol") is not None else default_atol
     flat_names, n_args, kw_names = call_layout(ep, config["spec"])
     lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
              f"(rtol {rtol:g}, atol {atol:g})"]
@@ -165,7 +168,10 @@ def main(argv):
         config = json.load(f)
     if config["model"]:  # runfiles-relative roots, from the test's working directory
         config["model"]["import_roots"] = [os.path.abspath(r) for r in config["model"]["import_roots"]]
-    ok, report = run(config)
+    try:
+        ok, report = run(config)
+    except ValueError as e:  # an input this runner cannot build; say which, without a traceback
+        ok, report = False, f"{config['label']}: {e}\n"
     (sys.stdout if ok else sys.stderr).write(report)
     return 0 if ok else 1
 

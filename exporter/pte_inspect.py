@@ -220,7 +220,7 @@ def main(argv):
     for path in paths:
         try:
             summary = summarize(path)
-        except (OSError, ValueError) as e:
+        except Exception as e:  # a truncated or foreign file fails in many ways; say so in one line
             print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
             return 1
         if args.json:

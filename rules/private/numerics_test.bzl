@@ -3,23 +3,15 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TorchModelInfo")
 load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
 
-# (rtol, atol) for float32; keep in sync with exporter/numerics.py's DEFAULT_TOLERANCES.
-_DEFAULTS = {"portable": ("1e-4", "1e-5"), "xnnpack": ("1e-3", "1e-4")}
-
 def _runfiles_root(f):
     """The folder, relative to the test's working directory, that `f` imports from."""
     return "../" + f.owner.workspace_name if f.owner.workspace_name else "."
 
-def _tolerance(ctx, which, backends):
-    if getattr(ctx.attr, which):
-        value = getattr(ctx.attr, which)
-    else:
-        index = 0 if which == "rtol" else 1
-        value = _DEFAULTS["portable"][index]
-        for backend in backends:
-            candidate = _DEFAULTS.get(backend, _DEFAULTS["xnnpack"])[index]
-            if float(candidate) > float(value):
-                value = candidate
+def _tolerance(ctx, which):
+    """The user's tolerance as a float, or None for the backend's default (exporter/numerics.py)."""
+    value = getattr(ctx.attr, which)
+    if not value:
+        return None
     if float(value) < 0:
         fail("numerics_test {}: {} = {} must be >= 0".format(ctx.attr.test_label, which, repr(value)))
     return float(value)
@@ -83,8 +75,9 @@ def _numerics_config_impl(ctx):
         "method": "forward",
         "reference": ctx.attr.reference,
         "model": model_config,
-        "rtol": _tolerance(ctx, "rtol", program.backends),
-        "atol": _tolerance(ctx, "atol", program.backends),
+        "backends": program.backends,
+        "rtol": _tolerance(ctx, "rtol"),
+        "atol": _tolerance(ctx, "atol"),
         "inputs": listed,
     }) + "\n")
     return [DefaultInfo(
