@@ -9,11 +9,12 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 (torch.allclose's rule), when shapes or dtypes differ, or when the runtime rejects the input.
 """
 
+import copy
+import inspect
 import json
 import os
 import sys
 
-import sympy
 import torch
 
 from exporter import spec as spec_lib
@@ -57,39 +58,31 @@ def cases(spec, ranges, extra):
     return unique
 
 
-def _size(entry, sizes):
-    if isinstance(entry, int):
-        return entry
-    if entry in sizes:
-        return sizes[entry]
-    # A derived size such as "2*seq": evaluate it with the dims' sizes.
-    return int(sympy.sympify(entry).subs({sympy.Symbol(k): v for k, v in sizes.items()}))
-
-
 def make_inputs(spec, sizes, seed=0):
-    """{input name: seeded tensor} for one case."""
+    """{input name: value} for one case: the spec's inputs with every named dim at `sizes`.
+
+    Values are built the way the exporter builds its example inputs (nested containers and
+    non-tensor inputs included), seeded, with the case's sizes in place of the examples.
+    """
+    case = copy.deepcopy(spec)
+    for name, size in sizes.items():
+        case["dims"][name]["example"] = size
+    for _, tensor in spec_lib.walk_tensors(case):
+        tensor.pop("example_shape", None)  # recomputed from the dims' new examples
     generator = torch.Generator().manual_seed(seed)
-    values = {}
-    for entry in spec["inputs"]:
-        if "tensor" not in entry["value"]:
-            raise ValueError(f"input {entry['name']!r} is not a tensor; numerics_test supports tensor inputs only")
-        tensor = entry["value"]["tensor"]
-        shape = [_size(s, sizes) for s in tensor["shape"]]
-        fill = {"fill": tensor["fill"]} if tensor.get("fill") is not None else {}
-        values[entry["name"]] = spec_lib.example_tensor(shape, tensor["dtype"], generator, **fill)
-    return values
+    return {e["name"]: spec_lib.build_value(e["value"], case, generator, e["name"], {})
+            for e in case["inputs"]}
 
 
-def call_layout(ep, spec):
-    """(input names in the program's flat order, positional count, keyword names)."""
-    names = [e["name"] for e in spec["inputs"]]
-    user = list(ep.graph_signature.user_inputs)
-    flat = user if sorted(user) == sorted(names) else names
+def call_arguments(ep, values):
+    """(args, kwargs) for the program's signature: as many positionals as it was exported with."""
+    params = list(inspect.signature(ep.module().forward).parameters)
     in_spec = ep.call_spec.in_spec  # ((args...), {kwargs...})
-    if in_spec is None:
-        return flat, len(flat), []
-    args_spec, kwargs_spec = in_spec.child(0), in_spec.child(1)
-    return flat, args_spec.num_children, list(kwargs_spec.context or [])
+    n_args, keywords = in_spec.child(0).num_children, list(in_spec.child(1).context or [])
+    missing = [n for n in params[:n_args] + keywords if n not in values]
+    if missing:
+        raise ValueError(f"the program takes input {missing[0]!r}, which the shape_spec does not name")
+    return tuple(values[n] for n in params[:n_args]), {k: values[k] for k in keywords}
 
 
 def compare(actual, expected, rtol, atol):
@@ -133,18 +126,21 @@ def run(config):
     default_rtol, default_atol = default_tolerances(config.get("backends", []))
     rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
     atol = config["atol"] if config.get("atol") is not None else default_atol
-    flat_names, n_args, kw_names = call_layout(ep, config["spec"])
+    n_inputs = method.metadata.num_inputs()
     lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
              f"(rtol {rtol:g}, atol {atol:g})"]
     ok = True
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
-        values = make_inputs(config["spec"], sizes)
-        flat = [values[n] for n in flat_names]
+        args, kwargs = call_arguments(ep, make_inputs(config["spec"], sizes))
+        flat = torch.utils._pytree.tree_leaves((args, kwargs))
+        if len(flat) != n_inputs:  # non-tensor inputs were baked into the program
+            flat = [v for v in flat if isinstance(v, torch.Tensor)]
+        feed = [v.clone() if isinstance(v, torch.Tensor) else v for v in flat]
         with torch.no_grad():
-            expected = reference(*flat[:n_args], **dict(zip(kw_names, flat[n_args:])))
+            expected = reference(*args, **kwargs)
         expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
         try:
-            actual = list(method.execute([t.clone() for t in flat]))
+            actual = list(method.execute(feed))
         except Exception as e:  # The runtime raises RuntimeError with its error code.
             ok = False
             lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")

@@ -92,9 +92,21 @@ def test_cases_cover_min_example_max_then_listed_without_repeats():
     assert numerics.cases({"dims": {}}, {}, []) == [("static shapes", {})]
 
 
-def test_derived_sizes_follow_their_dim():
-    spec = {"inputs": [{"name": "x", "value": {"tensor": {"shape": ["2*seq+1", 3], "dtype": "float32"}}}]}
-    assert numerics.make_inputs(spec, {"seq": 4})["x"].shape == (9, 3)
+def test_inputs_follow_the_case_sizes_through_derived_dims_and_containers():
+    spec = {
+        "dims": {"seq": {"min": 1, "max": 9, "example": 2}},
+        "inputs": [
+            {"name": "x", "value": {"tensor": {"shape": ["2*seq+1", 3], "dtype": "float32",
+                                               "example_shape": [5, 3]}}},
+            {"name": "pair", "value": {"tuple": [{"tensor": {"shape": ["seq"], "dtype": "int64"}},
+                                                  {"int": 3}]}},
+        ],
+    }
+    values = numerics.make_inputs(spec, {"seq": 4})
+    assert values["x"].shape == (9, 3)
+    assert values["pair"][0].shape == (4,) and values["pair"][1] == 3
+    again = numerics.make_inputs(spec, {"seq": 4})
+    assert torch.equal(values["x"], again["x"])  # seeded
 
 
 def test_compare_reports_nan_and_shape_mismatches():
@@ -103,3 +115,30 @@ def test_compare_reports_nan_and_shape_mismatches():
     ok, report = numerics.compare(torch.zeros(2, 3), torch.zeros(3, 2), 0.1, 0.1)
     assert not ok and "float32[3, 2] expected, the runtime gave float32[2, 3]" in report
     assert numerics.compare(torch.tensor([float("nan")]), torch.tensor([float("nan")]), 0, 0)[0]
+
+
+class _Nested(torch.nn.Module):
+    def forward(self, x, ys, *, scale):
+        return x - 2 * ys[0] + ys[1] * scale  # no two inputs can swap unnoticed
+
+
+def test_nested_and_keyword_inputs_reach_the_runtime_in_the_programs_order(tmp_path):
+    from exporter import lower
+
+    t = lambda shape: {"tensor": {"shape": shape, "dtype": "float32"}}  # noqa: E731
+    spec = {"dims": {"batch": {"min": 1, "max": 6, "example": 2}},
+            "inputs": [{"name": "x", "value": t(["batch", 3])},
+                       {"name": "ys", "value": {"list": [t(["batch", 3]), t(["batch", 3])]}},
+                       {"name": "scale", "value": t([3])}]}
+    values = numerics.make_inputs(spec, {"batch": 2})
+    batch = torch.export.Dim("batch", min=1, max=6)
+    ep = torch.export.export(_Nested(), (values["x"], values["ys"]), {"scale": values["scale"]},
+                             dynamic_shapes={"x": {0: batch}, "ys": [{0: batch}, {0: batch}], "scale": None})
+    torch.export.save(ep, tmp_path / "n.pt2")
+    (tmp_path / "n.pte").write_bytes(lower.lower(ep, []).buffer)
+    (tmp_path / "n.pt2.json").write_text(json.dumps({"range_constraints": {"batch": {"min": 1, "max": 6}}}))
+    config = _config(pte=str(tmp_path / "n.pte"), pt2=str(tmp_path / "n.pt2"), pt2_manifest=str(tmp_path / "n.pt2.json"),
+                     spec=spec, reference="exported", model=None, inputs=[])
+    ok, report = numerics.run(config)
+    assert ok, report
+    assert "max batch=6: output 0 float32[6, 3]" in report
