@@ -4,6 +4,7 @@ torch explains in Python (`dx = Dim('dx', max=99)`, `L['y'].size()[0]`); the use
 (`dims["dx"] = dim(max = 99)`, `inputs["y"] axis 0`). Every function here returns one line.
 """
 
+import json
 import linecache
 import os
 import re
@@ -31,8 +32,13 @@ class Context:
         self.strict = config.get("strict", False)
 
 
+_EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
 def _is_user_file(path):
-    return "site-packages" not in path and f"{os.sep}exporter{os.sep}" not in path and not path.startswith("<")
+    """False for torch's and the exporter's own files (their frames are never the user's)."""
+    return ("site-packages" not in path and not path.startswith("<")
+            and os.path.dirname(os.path.abspath(path)) != _EXPORTER_DIR)
 
 
 def _relative(path):
@@ -139,6 +145,9 @@ def _edit_for_fix(fix, ctx):
 def _constraint_violation(text, ctx):
     lines = [l.strip()[2:] for l in text.splitlines() if l.strip().startswith("- ")]
     first = _in_user_terms(lines[0]) if lines else text.splitlines()[0]
+    # torch's advice on mark_dynamic and Dim.DYNAMIC is Python; the edits below replace it.
+    first = re.sub(r"You marked (.+?) as dynamic but your code specialized it to be a constant "
+                   r"\((\d+)\)\..*", r"the model needs \1 to be exactly \2.", first)
     fixes = [_edit_for_fix(f, ctx) for f in _suggested_fixes(text)]
     marked = re.search(r"You marked (.+?) as dynamic but your code specialized it to be a constant \((\d+)\)", text)
     if not fixes and marked:
@@ -173,6 +182,16 @@ def _graph_break(text, exc, ctx):
             f"data-dependent values")
 
 
+def _shapes_text(spec):
+    """'x ["n", 3] float32, y [4] int64': the spec's tensors as the BUILD file writes them."""
+    parts = []
+    for path, tensor in spec_lib.walk_tensors(spec):
+        shape = ", ".join(json.dumps(s) for s in tensor["shape"])
+        parts.append(f"{path[len('inputs['):-1].strip(chr(34))} [{shape}] {tensor['dtype']}"
+                     if path.count("[") == 1 else f"{path} [{shape}] {tensor['dtype']}")
+    return ", ".join(parts) or "no tensors"
+
+
 def explain(exc, ctx):
     """The one-line message for an exception raised by torch.export.export."""
     text = str(exc)
@@ -187,5 +206,6 @@ def explain(exc, ctx):
     source = _user_source(text, exc)
     where = f" at {source}" if source else ""
     return (f"torch.export failed for model {ctx.model} with shape_spec {ctx.spec_label}: "
-            f"{name}: {_sentence(_in_user_terms(key) + where)} Check the shapes and dtypes in the shape_spec; "
-            f"the torch.export tutorial's fixes are strict = False, torch.cond and torch._check")
+            f"{name}: {_sentence(_in_user_terms(key) + where)} Check the shapes and dtypes in the "
+            f"shape_spec ({_shapes_text(ctx.spec)}); the torch.export tutorial's fixes are "
+            f"strict = False, torch.cond and torch._check")

@@ -2,6 +2,7 @@
 
 import sympy
 import torch
+from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.value_ranges import bound_sympy
@@ -25,8 +26,11 @@ def _requested(parsed, hint):
 
 def _user_axes(ep, inputs, spec):
     """Yields (input path, axis, parsed size, hint, exported size) for every dynamic request."""
-    user_inputs = set(ep.graph_signature.user_inputs)
-    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user_inputs]
+    by_name = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    placeholders = [
+        by_name[s.arg.name] for s in ep.graph_signature.input_specs
+        if s.kind == InputKind.USER_INPUT
+    ]
     leaves = pytree.tree_leaves((inputs.args, inputs.kwargs))
     if len(placeholders) != len(leaves):
         raise AssertionError(f"{len(placeholders)} user inputs in the graph, {len(leaves)} in the spec")

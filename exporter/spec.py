@@ -251,12 +251,12 @@ def build_inputs(spec, forward, spec_label):
     for name in built:
         if name == var_keyword:
             raise UserError(
-                f"shape_spec {spec_label} names input {name!r}, forward's **{name}; list its "
+                f"shape_spec {spec_label} names input {key_text(name)}, forward's **{name}; list its "
                 f"entries as inputs of their own instead (inputs = {{\"key\": tensor([...])}})"
             )
         if name not in params and var_keyword is None:
             raise UserError(
-                f"shape_spec {spec_label} names input {name!r}, but forward takes "
+                f"shape_spec {spec_label} names input {key_text(name)}, but forward takes "
                 f"({', '.join(params)}); rename the key in `inputs` to one of those"
             )
     missing = [
@@ -266,8 +266,8 @@ def build_inputs(spec, forward, spec_label):
     ]
     if missing:
         raise UserError(
-            f"forward needs input {missing[0]!r}, which shape_spec {spec_label} does not "
-            f"declare; add it to `inputs`, e.g. inputs = {{{missing[0]!r}: tensor([...])}}"
+            f"forward needs input {key_text(missing[0])}, which shape_spec {spec_label} does not "
+            f"declare; add it to `inputs`, e.g. inputs = {{{key_text(missing[0])}: tensor([...])}}"
         )
 
     args = []
@@ -282,7 +282,7 @@ def build_inputs(spec, forward, spec_label):
             value = built.pop(name)
             if positional_done or not isinstance(value, (list, tuple)):
                 raise UserError(
-                    f"shape_spec {spec_label}: inputs[{name!r}] fills forward's *{name}, so it must be "
+                    f"shape_spec {spec_label}: inputs[{key_text(name)}] fills forward's *{name}, so it must be "
                     f"a list or tuple, and every positional parameter before it must be given"
                 )
             args.extend(value)
@@ -291,13 +291,13 @@ def build_inputs(spec, forward, spec_label):
     bound = inspect.signature(forward).bind(*args, **kwargs).arguments
     dynamic, found = {}, []
     for name, value in bound.items():
-        before = len(found)
         dynamic[name] = _dynamic_of(value, spec, dims, tensors, found)
-        if name == var_keyword and len(found) > before:
-            raise UserError(
-                f"shape_spec {spec_label}: an input that forward takes through **{var_keyword} "
-                f"has a dynamic size, which torch.export {torch.__version__.split('+')[0]} cannot "
-                f"export; make those sizes static, or give forward a named parameter for it"
-            )
+    if found and bound.get(var_keyword):
+        raise UserError(
+            f"shape_spec {spec_label}: forward's **{var_keyword} receives "
+            f"{', '.join(key_text(k) for k in bound[var_keyword])}, and torch.export "
+            f"{torch.__version__.split('+')[0]} cannot then export any dynamic size; make every "
+            f"size static, or give forward a named parameter for each of those inputs"
+        )
     return Inputs(tuple(args), kwargs, dynamic if found else None, tensors)
 

@@ -70,7 +70,7 @@ def _hint_name(prefix, where, hint):
     if hint == None or hint in HINTS:
         return hint
     near = [h for h in HINTS if type(hint) == "string" and (h == hint.upper() or h[:3] == hint.upper()[:3])]
-    fail("{}{} has hint {}, which is not a hint; use {} (load AUTO, DYNAMIC, STATIC from //rules:defs.bzl)".format(
+    fail("{}{} {} is not a hint; use {} (load AUTO, DYNAMIC, STATIC from //rules:defs.bzl)".format(
         prefix,
         where,
         repr(hint),
@@ -92,7 +92,7 @@ def _axis_hints(prefix, where, t, spec_hint):
                 rank,
                 shape,
             ))
-        own = [_hint_name(prefix, where, h) for h in raw["per_axis"]]
+        own = [_hint_name(prefix, where + " hint", h) for h in raw["per_axis"]]
     for axis, h in raw.get("by_axis", []):
         if not _is_int(axis) or axis < 0 or axis >= rank:
             fail("{}{} has a hint for axis {}, but its shape {} has rank {}; use axes 0..{}".format(
@@ -103,8 +103,8 @@ def _axis_hints(prefix, where, t, spec_hint):
                 rank,
                 rank - 1,
             ))
-        own[axis] = _hint_name(prefix, where, h)
-    whole = _hint_name(prefix, where, raw.get("all"))
+        own[axis] = _hint_name(prefix, where + " hint", h)
+    whole = _hint_name(prefix, where + " hint", raw.get("all"))
     hints = []
     for axis, size in enumerate(shape):
         if type(size) == "string":
@@ -206,7 +206,7 @@ def check_spec(raw, prefix):
     dims_raw = raw.get("dims", {})
     for name, d in dims_raw.items():
         _check_dim_fields(prefix, name, d)
-    spec_hint = _hint_name(prefix, "hint", raw.get("hint"))
+    spec_hint = _hint_name(prefix, "hint", raw.get("hint"))  # "hint \"dynamic\" is not a hint"
 
     tensors = []  # (tensor dict, where, parsed sizes)
     uses = {}

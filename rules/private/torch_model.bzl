@@ -16,8 +16,15 @@ def _torch_model_impl(ctx):
     dep_srcs = [d[TorchModelInfo].srcs for d in ctx.attr.deps if TorchModelInfo in d]
     dep_srcs += [d[PyInfo].transitive_sources for d in ctx.attr.deps if TorchModelInfo not in d]
     srcs = depset(ctx.files.srcs, transitive = dep_srcs)
+    # py_library deps (a custom op's registration, say) import from their repository's root.
+    library_roots = [
+        _import_root(f)
+        for d in ctx.attr.deps
+        if TorchModelInfo not in d
+        for f in d[PyInfo].transitive_sources.to_list()
+    ]
     import_roots = depset(
-        [_import_root(f) for f in ctx.files.srcs],
+        [_import_root(f) for f in ctx.files.srcs] + library_roots,
         transitive = [d[TorchModelInfo].import_roots for d in ctx.attr.deps if TorchModelInfo in d],
     )
     checkpoint = ctx.file.checkpoint
