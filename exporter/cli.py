@@ -81,10 +81,12 @@ def run_request(argv):
 
 
 def main(argv):
+    warm = [a.split("=", 1)[1] for a in argv if a.startswith("--warm=")]
+    argv = [a for a in argv if not a.startswith("--warm=")]
     if "--persistent_worker" in argv:
         from exporter import worker
 
-        return worker.serve()
+        return worker.serve(warm[0] if warm else "lower")
     from exporter import hermetic
 
     cache_dir = hermetic.private_cache_dir()

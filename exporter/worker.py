@@ -1,7 +1,7 @@
 """Bazel persistent worker (JSON protocol) for the exporter.
 
-A warm parent imports torch, torch.export and ExecuTorch once. Each WorkRequest runs in a child
-forked from it, so one model's imports, registered custom ops, global torch state or crash
+A warm parent imports torch and ExecuTorch and runs a tiny export or lowering once. Each
+WorkRequest runs in a child forked from it, so one model's imports, registered custom ops, global torch state or crash
 never reach the next request, and the parent's memory does not grow. A child's result comes
 back through a pipe; the parent answers Bazel with one JSON line per request.
 
@@ -16,17 +16,9 @@ import struct
 import sys
 
 
-def warm_up():
-    """Exports, saves, loads and lowers a tiny model, so that forked children start warm.
-
-    The first export and lowering in a process pay for lazy imports and one-time set-up
-    (about 3 s of a tiny model's 4 s); children forked after this pay it no more.
-    """
-    import tempfile
-
+def _tiny_program():
+    """A small dynamic-batch ExportedProgram with the ops most models use."""
     import torch
-
-    from exporter import export, lower  # noqa: F401  (imported for the children)
 
     class Warm(torch.nn.Module):
         def __init__(self):
@@ -38,13 +30,30 @@ def warm_up():
             return self.linear(torch.relu(self.conv(x)).mean((2, 3)))
 
     batch = torch.export.Dim("batch", min=1, max=4)
-    ep = torch.export.export(Warm(), (torch.randn(2, 3, 8, 8),), dynamic_shapes=({0: batch},))
+    return torch.export.export(Warm(), (torch.randn(2, 3, 8, 8),), dynamic_shapes=({0: batch},))
+
+
+def warm_up(command):
+    """Runs a tiny export (and, for a lowering worker, a lowering) so forked children start warm.
+
+    The first export and lowering in a process pay for lazy imports and one-time set-up (about
+    3 s of a tiny model's 4 s); children forked afterwards pay it no more. Bazel keeps one
+    worker pool per mnemonic, so each worker warms up only for its own command.
+    """
+    import tempfile
+
+    import torch
+
+    from exporter import export, lower  # noqa: F401  (imported here for the children)
+
+    ep = _tiny_program()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "warm.pt2")
         torch.export.save(ep, path)
-        loaded = torch.export.load(path)
-    lower.lower(loaded, ["xnnpack"])
-    lower.lower(loaded, [])
+        if command == "lower":
+            loaded = torch.export.load(path)
+            lower.lower(loaded, ["xnnpack"])
+            lower.lower(loaded, [])
 
 
 def read_requests(fd=0):
@@ -132,15 +141,18 @@ def run_in_child(arguments, protocol_fd):
     )
 
 
-def serve():
-    """The worker loop: one JSON WorkResponse line per WorkRequest, until stdin closes."""
+def serve(command):
+    """The worker loop: one JSON WorkResponse line per WorkRequest, until stdin closes.
+
+    command ("export" or "lower") is what this worker's requests will do, for warm_up().
+    """
     # Keep the protocol channel private: anything printed during warm-up goes to stderr.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     from exporter import hermetic
 
     hermetic.private_cache_dir()
-    warm_up()
+    warm_up(command)
     for request in read_requests():
         code, output = run_in_child(request.get("arguments", []), protocol.fileno())
         response = {"exitCode": code, "output": output, "requestId": request.get("requestId", 0)}

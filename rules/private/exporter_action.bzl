@@ -36,7 +36,8 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
 
     ctx.actions.run(
         executable = toolchain.python,
-        arguments = [toolchain.exporter_main.path, request],
+        # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
+        arguments = [toolchain.exporter_main.path, "--warm=" + command, request],
         inputs = depset(
             [config_file, toolchain.identity, toolchain.exporter_main],
             transitive = [toolchain.exporter_srcs, depset(inputs) if type(inputs) == "list" else inputs],
