@@ -1,9 +1,10 @@
 """Bazel persistent worker (JSON protocol) for the exporter.
 
 A warm parent imports torch and ExecuTorch and runs a tiny export or lowering once. Each
-WorkRequest runs in a child forked from it, so one model's imports, registered custom ops, global torch state or crash
-never reach the next request, and the parent's memory does not grow. A child's result comes
-back through a pipe; the parent answers Bazel with one JSON line per request.
+WorkRequest runs in a child forked from it, so one model's imports, registered custom ops,
+global torch state or crash never reach the next request, and the parent's memory does not
+grow. A child's result comes back through a pipe; the parent answers Bazel with one JSON line
+per request.
 
 Bazel 4.2.3 writes requests without a trailing newline, so requests are decoded from a byte
 stream with JSONDecoder.raw_decode instead of read line by line.
