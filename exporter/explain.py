@@ -109,7 +109,8 @@ def _dim_call(bounds):
 
 def _substitute(size, name, replacement, symbols):
     """`size` (e.g. "2*dy") with dim `name` replaced by `replacement` (e.g. "dx + 1")."""
-    expr = sympy.expand(sympy.sympify(size, locals=symbols).subs(symbols[name], sympy.sympify(replacement, locals=symbols)))
+    new = sympy.sympify(replacement, locals=symbols)
+    expr = sympy.expand(sympy.sympify(size, locals=symbols).subs(symbols[name], new))
     if expr.is_Integer:
         return int(expr)
     parsed = spec_lib.parse_size(str(expr), {str(s): None for s in expr.free_symbols})
@@ -121,25 +122,26 @@ def _edit_for_fix(fix, ctx):
     dims = ctx.spec.get("dims", {})
     uses = spec_lib.dim_uses(ctx.spec)
     m = _DIM_FIX.match(fix)
-    if m:
+    if m:  # `dx = Dim('dx', max=99)`: a new range, keeping the bound torch does not mention
         name, rest = m.groups()
-        bounds = dict(dims.get(name, {}))
-        bounds.pop("example", None)
+        bounds = {k: dims.get(name, {}).get(k) for k in ("min", "max")}
         bounds.update({k: int(v) for k, v in _BOUND.findall(rest)})
         verb = "" if name in dims else "add "
-        return f"{verb}dims[\"{name}\"] = {_dim_call({k: bounds.get(k) for k in ('min', 'max')})}"
+        return f"{verb}dims[{json.dumps(name)}] = {_dim_call(bounds)}"
+    # `dy = dx + 1` or `dx = 4`: every size written with that dim changes.
     name, _, value = (part.strip() for part in fix.partition("="))
     if name not in uses:
         return f"torch suggests `{fix}`"
-    symbols = {n: sympy.Symbol(n, integer=True) for n in set(dims) | set(re.findall(r"[A-Za-z_]\w*", value))}
+    names = set(dims) | set(re.findall(r"[A-Za-z_]\w*", value))
+    symbols = {n: sympy.Symbol(n, integer=True) for n in names}
     try:
         edits = [
-            f"inputs{path[len('inputs'):]} axis {axis} becomes {_substitute(size, name, value, symbols)!r}".replace("'", '"')
+            f"{path} axis {axis} becomes {json.dumps(_substitute(size, name, value, symbols))}"
             for path, axis, size in uses[name]
         ]
     except (sympy.SympifyError, ValueError, TypeError):
         return f"torch suggests `{fix}`"
-    return "; ".join(edits) + f"; remove dims[\"{name}\"]"
+    return "; ".join(edits) + f"; remove dims[{json.dumps(name)}]"
 
 
 def _constraint_violation(text, ctx):
@@ -149,7 +151,8 @@ def _constraint_violation(text, ctx):
     first = re.sub(r"You marked (.+?) as dynamic but your code specialized it to be a constant "
                    r"\((\d+)\)\..*", r"the model needs \1 to be exactly \2.", first)
     fixes = [_edit_for_fix(f, ctx) for f in _suggested_fixes(text)]
-    marked = re.search(r"You marked (.+?) as dynamic but your code specialized it to be a constant \((\d+)\)", text)
+    marked = re.search(r"You marked (.+?) as dynamic but your code specialized it to be a "
+                       r"constant \((\d+)\)", text)
     if not fixes and marked:
         where, value = _in_user_terms(marked.group(1)), marked.group(2)
         fixes = [f"make {where} static: write {value} there and drop its DYNAMIC hint (or use AUTO, "
@@ -160,7 +163,8 @@ def _constraint_violation(text, ctx):
 
 
 def _data_dependent(text, exc, ctx):
-    key = next((l for l in text.splitlines() if "Could not guard on data-dependent" in l), text.splitlines()[0])
+    lines = text.splitlines()
+    key = next((l for l in lines if "Could not guard on data-dependent" in l), lines[0])
     key = key[key.index("Could not guard"):] if "Could not guard" in key else key
     key = key.split(" (unhinted")[0].split("(Size-like symbols")[0].strip().rstrip(".")
     source = _user_source(text, exc)
