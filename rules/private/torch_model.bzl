@@ -60,7 +60,10 @@ torch_model_rule = rule(
         "entry": attr.string(
             mandatory = True,
             doc = "'package.module:callable'; the callable (a function or an nn.Module class) " +
-                  "returns the model. The package path is the file's workspace-relative path.",
+                  "returns the model. The package path is the file's workspace-relative path, or an " +
+                  "installed module's name (e.g. 'torch._export.db.examples.cond_operands:model', a " +
+                  "module instance used as is, or 'executorch.examples.models.lstm:LSTMModel', whose " +
+                  "get_eager_model() gives the model).",
         ),
         "init_args_json": attr.string(default = "{}", doc = "Keyword arguments as JSON (set by the macro)."),
         "checkpoint": attr.label(
