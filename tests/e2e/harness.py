@@ -18,6 +18,7 @@ inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VE
 never install torch.
 """
 
+import functools
 import hashlib
 import itertools
 import json
@@ -26,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # What a workspace needs to build the rules: the root files and the rule, toolchain and
 # exporter trees. models/, examples/ and tests/ stay out, so `//...` in a copy means the
@@ -75,12 +77,10 @@ def outer_venv():
     return os.path.realpath(sys.prefix)
 
 
+@functools.lru_cache(maxsize=None)
 def scratch_dir():
     """A folder for workspaces and output bases: TEST_TMPDIR under `bazel test`."""
-    base = os.environ.get("TEST_TMPDIR")
-    if not base:
-        base = tempfile.mkdtemp(prefix="rules_torch_export_e2e_")
-    return base
+    return os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp(prefix="rules_torch_export_e2e_")
 
 
 def _source_files(root, include):
@@ -117,6 +117,22 @@ def copy_sources(dest, include=DEFAULT_INCLUDE, root=None):
         target = os.path.join(dest, rel)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(os.path.join(root, rel), target)
+
+
+_snapshots = {}
+
+
+def snapshot(include=DEFAULT_INCLUDE):
+    """A copy of the sources taken once per test process; workspaces are copied from it.
+
+    Every workspace of a test then holds the same bytes, even while someone edits the tree.
+    """
+    key = tuple(include)
+    if key not in _snapshots:
+        path = tempfile.mkdtemp(prefix="sources_", dir=scratch_dir())
+        copy_sources(path, include)
+        _snapshots[key] = path
+    return _snapshots[key]
 
 
 def parse_execution_log(text):
@@ -192,13 +208,15 @@ def _label_of(output_path):
 class Workspace:
     """A copy of the repository at its own path, with its own Bazel output base."""
 
-    def __init__(self, path, output_base, env=None):
+    def __init__(self, path, output_base, home=None, env=None):
         self.path, self.output_base = path, output_base
-        self.home = home = os.path.join(os.path.dirname(output_base), "home")
-        os.makedirs(home, exist_ok=True)
+        # The home of the inner Bazel: no ~/.bazelrc of the user leaks in, and `~` in flags
+        # (--config=cache's disk cache) lands here. Workspaces made by create() share one.
+        self.home = home or os.path.join(os.path.dirname(output_base), "home")
+        os.makedirs(self.home, exist_ok=True)
         self.env = {
             "PATH": os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/bin"]),
-            "HOME": home,  # no ~/.bazelrc of the user leaks in
+            "HOME": self.home,
             "RULES_TORCH_EXPORT_REUSE_VENV": outer_venv(),
         }
         for name in ("USER", "LOGNAME", "TMPDIR", "LANG"):
@@ -213,8 +231,8 @@ class Workspace:
         path = os.path.join(base, name)
         if os.path.exists(path):
             raise RuntimeError(f"harness: {path} exists; give each workspace its own name")
-        copy_sources(path, include)
-        return cls(path, os.path.join(base, "output_bases", name), env)
+        copy_sources(path, include, root=snapshot(include))
+        return cls(path, os.path.join(base, "output_bases", name), os.path.join(base, "home"), env)
 
     def __enter__(self):
         return self
@@ -258,10 +276,7 @@ class Workspace:
         flags = list(args)
         log_path = None
         if log and command in ("build", "test", "run"):
-            log_path = os.path.join(
-                os.path.dirname(self.output_base),
-                f"{os.path.basename(self.path)}-exec-{next(_LOG_NUMBERS)}.json",
-            )
+            log_path = f"{self.output_base}-exec-{next(_LOG_NUMBERS)}.json"
             if os.path.exists(log_path):
                 os.remove(log_path)
             flags.insert(0, f"--execution_log_json_file={log_path}")
@@ -272,9 +287,13 @@ class Workspace:
             else:
                 full_env[key] = value
         argv = [bazel_binary(), *self.startup_flags(), command, *flags]
+        started = time.monotonic()
         done = subprocess.run(
             argv, cwd=self.path, env=full_env, capture_output=True, text=True, timeout=timeout
         )
+        # Shown with a failing test's output: where an e2e test spends its time.
+        print(f"harness: {os.path.basename(self.path)}: bazel {command} {' '.join(args)}: "
+              f"exit {done.returncode}, {time.monotonic() - started:.1f} s", file=sys.stderr)
         spawns = []
         if log_path and os.path.exists(log_path):
             with open(log_path, encoding="utf-8") as f:

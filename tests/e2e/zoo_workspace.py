@@ -1,0 +1,58 @@
+"""Puts the e2e tests' tiny model zoo (tests/e2e/zoo) into a harness workspace as //zoo."""
+
+import functools
+import io
+import os
+import shutil
+import sys
+
+ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo")
+
+EXPORTS = ["//zoo:conv_ep", "//zoo:gate_ep", "//zoo:mlp_ep"]
+PROGRAMS = ["//zoo:conv_pte", "//zoo:gate_pte", "//zoo:mlp_pte"]
+
+# Every file the zoo's programs and bundle produce, relative to the workspace.
+OUTPUTS = [
+    f"bazel-bin/zoo/{name}{suffix}"
+    for name in ("conv_ep", "gate_ep", "mlp_ep")
+    for suffix in (".pt2", ".pt2.json")
+] + [
+    f"bazel-bin/zoo/{name}{suffix}"
+    for name in ("conv_pte", "gate_pte", "mlp_pte")
+    for suffix in (".pte", ".pte.json")
+]
+
+
+@functools.lru_cache(maxsize=None)
+def checkpoint_bytes():
+    """conv.pt, made once per test process so that every workspace gets the same bytes."""
+    import torch
+
+    sys.path.insert(0, os.path.dirname(ZOO))
+    try:
+        from zoo.conv import Conv
+    finally:
+        sys.path.pop(0)
+    torch.manual_seed(1)
+    buffer = io.BytesIO()
+    torch.save(Conv().state_dict(), buffer)
+    return buffer.getvalue()
+
+
+def install(ws):
+    """Copies the zoo into ws/zoo (BUILD.zoo becomes BUILD) and writes its checkpoint."""
+    for dirpath, dirnames, filenames in os.walk(ZOO):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        rel = os.path.relpath(dirpath, ZOO)
+        for name in filenames:
+            target = os.path.join(ws.path, "zoo", rel, "BUILD" if name == "BUILD.zoo" else name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(os.path.join(dirpath, name), target)
+    with open(os.path.join(ws.path, "zoo", "conv.pt"), "wb") as f:
+        f.write(checkpoint_bytes())
+
+
+def bundle_files(ws):
+    """Workspace-relative paths of the files in the //zoo:app bundle folder."""
+    folder = os.path.join(ws.path, "bazel-bin", "zoo", "app")
+    return sorted(f"bazel-bin/zoo/app/{name}" for name in os.listdir(folder))
