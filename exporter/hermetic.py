@@ -45,6 +45,29 @@ def private_cache_dir():
     return root
 
 
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def block_network():
+    """Moves this process into a new network namespace, whose only interface is a loopback that
+    is down: every connection fails at once, as in Bazel's sandbox with "block-network".
+
+    Bazel blocks the network of sandboxed actions itself, but a persistent worker runs outside
+    the sandbox; its forked children call this so that worker mode blocks the network too.
+    root creates the namespace directly; other users create it inside a new user namespace,
+    which the kernel allows only to a single-threaded process (a child right after fork is).
+    Returns False where the kernel allows neither.
+    """
+    import ctypes
+
+    try:
+        unshare = ctypes.CDLL(None, use_errno=True).unshare
+    except (OSError, AttributeError):  # not Linux
+        return False
+    return any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+
+
 def remove_dir(path):
     shutil.rmtree(path, ignore_errors=True)
 

@@ -176,6 +176,17 @@ class Result:
     def cache_hits(self, mnemonic):
         return [s for s in self.spawns_by_mnemonic(mnemonic) if s.get("remoteCacheHit")]
 
+    def tests_run(self):
+        """Package-relative paths of the tests that really ran ("zoo/mlp_pte_test").
+
+        A test can have two TestRunner spawns (the test, then its XML report); this counts the
+        test-setup.sh ones.
+        """
+        return sorted(
+            s["commandArgs"][1] for s in self.executed("TestRunner")
+            if s["commandArgs"][0].endswith("test-setup.sh")
+        )
+
     def outputs_of(self, spawns):
         """Sorted workspace-relative output paths of the given spawns (bazel-out/... paths)."""
         return sorted(o["path"] for s in spawns for o in s.get("actualOutputs", []))

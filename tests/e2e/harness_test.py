@@ -35,6 +35,16 @@ def test_result_separates_executed_spawns_from_cache_hits():
     assert result.labels("ExecuTorchLower", executed_only=False) == ["//zoo/sub:mlp_pte"]
 
 
+def test_tests_run_counts_each_test_once():
+    spawns = [
+        {"mnemonic": "TestRunner", "commandArgs": ["external/bazel_tools/tools/test/test-setup.sh", "zoo/a_test"]},
+        {"mnemonic": "TestRunner", "commandArgs": ["external/bazel_tools/tools/test/generate-xml.sh", "x"]},
+        {"mnemonic": "TestRunner", "remoteCacheHit": True,
+         "commandArgs": ["external/bazel_tools/tools/test/test-setup.sh", "zoo/b_test"]},
+    ]
+    assert harness.Result(["test"], 0, "", "", spawns).tests_run() == ["zoo/a_test"]
+
+
 def test_copy_leaves_out_symlinks_personal_files_and_other_trees(tmp_path):
     src = tmp_path / "src"
     for rel in ("WORKSPACE", "rules/defs.bzl", "rules/__pycache__/x.pyc", "user.bazelrc", "models/BUILD"):

@@ -40,7 +40,9 @@ def _digests(ws):
 @pytest.fixture(scope="module")
 def checkout_a(cache):
     with _checkout("a") as ws:
-        result = ws.build(*TARGETS, "--spawn_strategy=sandboxed", f"--remote_cache={cache.url}", "--config=cache")
+        result = ws.build(
+            *TARGETS, "--spawn_strategy=sandboxed", "--config=remote", f"--remote_cache={cache.url}", "--config=cache"
+        )
         yield ws, result, _digests(ws)
 
 
@@ -148,7 +150,7 @@ def test_bundle_names_each_program_by_its_digest(checkout_a):
 
 def test_another_checkout_gets_every_exporter_action_from_the_remote_cache(checkout_a, checkout_c, cache):
     _, _, digests_a = checkout_a
-    result = checkout_c.build(*TARGETS, f"--remote_cache={cache.url}")
+    result = checkout_c.build(*TARGETS, "--config=remote", f"--remote_cache={cache.url}")
     for mnemonic in EXPORTER_MNEMONICS + ("ModelBundle",):
         assert result.spawns_by_mnemonic(mnemonic), mnemonic
         assert result.executed(mnemonic) == [], f"{mnemonic} ran in checkout C instead of a cache hit"

@@ -1,0 +1,105 @@
+"""Fast tests of exporter.hermetic: private caches, seeds, and network blocking.
+
+Each case runs in a forked child, so that it cannot change this process's environment or
+network namespace.
+"""
+
+import json
+import os
+import random
+import socket
+import tempfile
+
+from exporter import hermetic
+
+
+def in_child(fn):
+    """Runs fn() in a forked child; returns the string it returned (or its exception)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            result = fn()
+        except BaseException as e:  # reported to the parent, which asserts on it
+            result = f"child raised {e!r}"
+        os.write(write_end, result.encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        data = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return data
+
+
+def test_private_cache_dir_takes_caches_temp_files_and_home_away_from_the_user(tmp_path):
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+
+    def child():
+        os.environ.update(HOME=str(home), TMPDIR=str(tmp))
+        tempfile.tempdir = None
+        root = hermetic.private_cache_dir()
+        seen = {name: os.environ[name] for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "TMPDIR")}
+        seen["~"] = os.path.expanduser("~")
+        seen["tempfile"] = tempfile.mkdtemp()
+        for path in seen.values():
+            open(os.path.join(path, "written"), "w").close()
+        hermetic.remove_dir(root)
+        import sys
+
+        return json.dumps({"root": root, "seen": seen, "no_bytecode": sys.dont_write_bytecode})
+
+    report = json.loads(in_child(child))
+    for name, path in report["seen"].items():
+        assert path.startswith(report["root"] + os.sep) or path == report["root"], name
+    assert report["no_bytecode"]
+    assert not os.path.exists(report["root"])
+    assert os.listdir(home) == [] and os.listdir(tmp) == []  # everything went, and went away
+
+
+def test_seed_everything_repeats_every_generator():
+    import numpy
+    import torch
+
+    def draw():
+        hermetic.seed_everything()
+        return random.random(), numpy.random.rand(), torch.rand(3).tolist()
+
+    assert draw() == draw()
+
+
+def _blocked_connection(port, uid=None):
+    def child():
+        import ctypes  # noqa: F401  (imported while its file is readable: see below)
+
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # reachable before
+        if uid is not None:  # after the imports: root's Python files may be unreadable to uid
+            os.setgid(uid)
+            os.setuid(uid)
+        if not hermetic.block_network():
+            return "block_network() returned False"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        except OSError as e:
+            return f"blocked: {e}"
+        return "connected after block_network()"
+
+    return in_child(child)
+
+
+def test_block_network_stops_every_connection():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        assert _blocked_connection(server.getsockname()[1]).startswith("blocked:")
+
+
+def test_block_network_works_for_an_unprivileged_process():
+    """The worker may run as any user: then it needs a user namespace for the network one."""
+    uid = 65534 if os.geteuid() == 0 else None  # as root, become `nobody` first
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        assert _blocked_connection(server.getsockname()[1], uid).startswith("blocked:")

@@ -1,0 +1,87 @@
+"""Incremental rebuilds: change pruning and precise dependencies, read from execution logs.
+
+One workspace is built once; each test then makes one edit, runs `bazel test //zoo:all`
+(which builds every program and the bundle, and runs the test downstream of //zoo:mlp_pte),
+and checks exactly which actions ran.
+"""
+
+import pytest
+
+from tests.e2e import harness, zoo_workspace
+
+
+@pytest.fixture(scope="module")
+def ws():
+    with harness.Workspace.create("incremental") as workspace:
+        zoo_workspace.install(workspace)
+        first = workspace.bazel("test", "//zoo:all").check()
+        assert first.labels("TorchExport") == zoo_workspace.EXPORTS  # a cold start runs all
+        assert first.tests_run() == ["zoo/mlp_pte_test"]
+        yield workspace
+
+
+def _edit(ws, rel, old, new):
+    text = ws.read(rel)
+    assert old in text, f"{rel} no longer holds {old!r}; update the test"
+    ws.write(rel, text.replace(old, new, 1))
+
+
+def _rebuild(ws):
+    return ws.bazel("test", "//zoo:all").check()
+
+
+def _query(ws, expression):
+    return sorted(ws.bazel("query", expression, log=False).check().stdout.split())
+
+
+def test_comment_and_local_rename_rerun_the_export_but_nothing_downstream(ws):
+    pt2 = ws.sha256("bazel-bin/zoo/mlp_ep.pt2")
+    _edit(
+        ws,
+        "zoo/mlp.py",
+        "        hidden = torch.tanh(self.body(x)) * self.scale + self.shift\n"
+        "        return self.head(hidden)",
+        "        # The same computation, spelled differently: the program stays the same.\n"
+        "        features = torch.tanh(self.body(x)) * self.scale + self.shift\n"
+        "        return self.head(features)",
+    )
+    result = _rebuild(ws)
+    assert result.labels("TorchExport") == ["//zoo:mlp_ep"]  # its inputs changed, so it ran
+    assert ws.sha256("bazel-bin/zoo/mlp_ep.pt2") == pt2  # ...and gave the same program
+    assert result.executed("ExecuTorchLower") == []  # so Bazel pruned everything below it
+    assert result.executed("ModelBundle") == []
+    assert result.tests_run() == []
+    assert "zoo/mlp.py" in ws.read("bazel-bin/zoo/mlp_ep.pt2.json")  # the manifest has new digests
+
+
+def test_editing_one_model_rebuilds_only_its_chain(ws):
+    _edit(ws, "zoo/gate.py", "torch.nn.Linear(8, 2)", "torch.nn.Linear(8, 3)")
+    result = _rebuild(ws)
+    assert result.labels("TorchExport") == ["//zoo:gate_ep"]
+    assert result.labels("ExecuTorchLower") == ["//zoo:gate_pte"]
+    assert len(result.executed("ModelBundle")) == 1
+    assert result.tests_run() == []  # the mlp's test does not depend on the gate
+
+
+def test_editing_shared_layers_rebuilds_exactly_their_dependents(ws):
+    universe = "rdeps(//zoo/..., //zoo/common:layers)"
+    exports = _query(ws, f"kind(torch_export, {universe})")
+    programs = _query(ws, f"kind(executorch_program, {universe})")
+    assert exports == ["//zoo:conv_ep", "//zoo:mlp_ep"]  # not the gate, which does not use them
+    _edit(ws, "zoo/common/layers.py", "torch.nn.ReLU()", "torch.nn.Sigmoid()")
+    result = _rebuild(ws)
+    assert result.labels("TorchExport") == exports
+    assert result.labels("ExecuTorchLower") == programs
+    assert result.tests_run() == ["zoo/mlp_pte_test"]  # //zoo:mlp_pte changed, so its test ran
+
+
+def test_changing_only_the_backend_relowers_without_reexporting(ws):
+    _edit(
+        ws,
+        "zoo/BUILD",
+        'executorch_program(name = "gate_pte", exported = ":gate_ep", backends = [])',
+        'executorch_program(name = "gate_pte", exported = ":gate_ep", backends = ["xnnpack"])',
+    )
+    result = _rebuild(ws)
+    assert result.executed("TorchExport") == []
+    assert result.labels("ExecuTorchLower") == ["//zoo:gate_pte"]
