@@ -8,7 +8,7 @@ ModelBundleInfo = provider(
     fields = {
         "label": "Label of the model_bundle target.",
         "directory": "The bundle folder (a tree artifact): <sha256>.pte/.pt2 files and index.json.",
-        "programs": "dict of program label string -> its ExecuTorchProgramInfo or ExportedProgramInfo.",
+        "programs": "dict: program label string -> ExecuTorchProgramInfo or ExportedProgramInfo.",
     },
 )
 
@@ -37,7 +37,12 @@ def _model_bundle_impl(ctx):
         if label in programs:
             fail("programs lists {} twice; list each program once".format(label))
         programs[label] = info
-        entries[label] = {"file": program.path, "kind": kind, "label": label, "manifest": info.manifest.path}
+        entries[label] = {
+            "file": program.path,
+            "kind": kind,
+            "label": label,
+            "manifest": info.manifest.path,
+        }
         inputs += [program, info.manifest]
 
     directory = ctx.actions.declare_directory(ctx.label.name)

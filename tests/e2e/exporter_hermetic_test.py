@@ -40,7 +40,8 @@ def test_private_cache_dir_takes_caches_temp_files_and_home_away_from_the_user(t
         os.environ.update(HOME=str(home), TMPDIR=str(tmp))
         tempfile.tempdir = None
         root = hermetic.private_cache_dir()
-        seen = {name: os.environ[name] for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "TMPDIR")}
+        names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "TMPDIR")
+        seen = {name: os.environ[name] for name in names}
         seen["~"] = os.path.expanduser("~")
         seen["tempfile"] = tempfile.mkdtemp()
         for path in seen.values():

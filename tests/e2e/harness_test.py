@@ -36,23 +36,26 @@ def test_result_separates_executed_spawns_from_cache_hits():
 
 
 def test_tests_run_counts_each_test_once():
+    tools = "external/bazel_tools/tools/test/"
     spawns = [
-        {"mnemonic": "TestRunner", "commandArgs": ["external/bazel_tools/tools/test/test-setup.sh", "zoo/a_test"]},
-        {"mnemonic": "TestRunner", "commandArgs": ["external/bazel_tools/tools/test/generate-xml.sh", "x"]},
-        {"mnemonic": "TestRunner", "remoteCacheHit": True,
-         "commandArgs": ["external/bazel_tools/tools/test/test-setup.sh", "zoo/b_test"]},
+        {"mnemonic": "TestRunner", "commandArgs": [tools + "test-setup.sh", "zoo/a_test"]},
+        {"mnemonic": "TestRunner", "commandArgs": [tools + "generate-xml.sh", "x"]},
+        {"mnemonic": "TestRunner", "commandArgs": [tools + "test-setup.sh", "zoo/b_test"],
+         "remoteCacheHit": True},
     ]
     assert harness.Result(["test"], 0, "", "", spawns).tests_run() == ["zoo/a_test"]
 
 
 def test_copy_leaves_out_symlinks_personal_files_and_other_trees(tmp_path):
     src = tmp_path / "src"
-    for rel in ("WORKSPACE", "rules/defs.bzl", "rules/__pycache__/x.pyc", "user.bazelrc", "models/BUILD"):
+    files = ("WORKSPACE", "rules/defs.bzl", "rules/__pycache__/x.pyc", "user.bazelrc", "models/BUILD")
+    for rel in files:
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(rel)
     os.symlink(str(tmp_path), str(src / "bazel-bin"))
     dest = tmp_path / "dest"
-    harness.copy_sources(str(dest), include=("WORKSPACE", "rules", "user.bazelrc", "bazel-bin"), root=str(src))
+    include = ("WORKSPACE", "rules", "user.bazelrc", "bazel-bin")
+    harness.copy_sources(str(dest), include=include, root=str(src))
     copied = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
     assert copied == ["WORKSPACE", "rules/defs.bzl"]
 

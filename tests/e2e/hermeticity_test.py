@@ -18,7 +18,12 @@ import pytest
 
 from tests.e2e import harness, zoo_workspace
 
-MLP = ["bazel-bin/zoo/mlp_ep.pt2", "bazel-bin/zoo/mlp_ep.pt2.json", "bazel-bin/zoo/mlp_pte.pte", "bazel-bin/zoo/mlp_pte.pte.json"]
+MLP = [
+    "bazel-bin/zoo/mlp_ep.pt2",
+    "bazel-bin/zoo/mlp_ep.pt2.json",
+    "bazel-bin/zoo/mlp_pte.pte",
+    "bazel-bin/zoo/mlp_pte.pte.json",
+]
 VENV_LINK = "external/torch_export_venv/venv"
 
 _FETCH_BUILD = """
@@ -78,7 +83,9 @@ def _tree(folder):
     "mnemonic,seed",
     [("TorchExport", "1"), ("TorchExport", "271828"), ("ExecuTorchLower", "3")],
 )
-def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(ws, built, mnemonic, seed):
+def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(
+    ws, built, mnemonic, seed
+):
     result, _ = built
     (spawn,) = result.spawns_by_mnemonic(mnemonic)
     scratch = os.path.join(harness.scratch_dir(), "replay", f"{mnemonic}-{seed}")
@@ -94,7 +101,7 @@ def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(ws, 
     assert done.returncode == 0, done.stderr[-4000:]
     for output in spawn["actualOutputs"]:
         digest = harness.sha256_file(os.path.join(scratch, output["path"]))
-        assert digest == output["digest"]["hash"], f"{output['path']} differs under PYTHONHASHSEED={seed}"
+        assert digest == output["digest"]["hash"], f"{output['path']} differs, seed {seed}"
     declared = {i["path"] for i in spawn["inputs"]} | {o["path"] for o in spawn["actualOutputs"]}
     assert _tree(scratch) - declared == {VENV_LINK}  # nothing written beside the outputs
     assert os.listdir(home) == [], "the exporter wrote under $HOME"
@@ -126,7 +133,8 @@ def test_a_model_cannot_reach_the_network_in_the_sandbox(ws, listener):
     result = ws.bazel("build", "//zoo_net:fetch_ep", "--spawn_strategy=sandboxed")
     assert result.code != 0
     assert not _connected(listener)
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR: //zoo_net:fetch_ep:")]
+    lines = result.stderr.splitlines()
+    errors = [line for line in lines if line.startswith("ERROR: //zoo_net:fetch_ep:")]
     assert len(errors) == 1, result.stderr[-4000:]
     # Refused (loopback only) or unreachable (no interface at all): either way, not connected.
     assert "calling 'zoo_net.fetch:Fetch' raised" in errors[0]

@@ -45,7 +45,8 @@ http {{
 
 
 def nginx_binary():
-    found = shutil.which("nginx", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin"]))
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin"])
+    found = shutil.which("nginx", path=path)
     if not found:
         raise RuntimeError("nginx_cache: nginx is missing; run ./bazelw once, it installs nginx")
     return found
@@ -86,11 +87,14 @@ class NginxCache:
         config = os.path.join(self.prefix, "nginx.conf")
         with open(config, "w", encoding="utf-8") as f:
             f.write(_CONFIG.format(user=user, prefix=self.prefix, port=self.port, root=self.root))
-        self.process = subprocess.Popen(
-            [nginx_binary(), "-p", self.prefix, "-c", config],
-            stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.prefix, "stderr.log"), "ab"),
-        )
+        with open(os.path.join(self.prefix, "stderr.log"), "ab") as stderr:
+            self.process = subprocess.Popen(
+                # -e: the startup error log too, which defaults to /var/log/nginx (root only).
+                [nginx_binary(), "-p", self.prefix, "-c", config,
+                 "-e", os.path.join(self.prefix, "error.log")],
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
         self._wait_until_serving()
         return self
 
@@ -122,12 +126,17 @@ class NginxCache:
 
     def error_log(self):
         path = os.path.join(self.prefix, "error.log")
-        return open(path, encoding="utf-8", errors="replace").read()[-2000:] if os.path.exists(path) else ""
+        if not os.path.exists(path):
+            return ""
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()[-2000:]
 
     def blobs(self, kind):
         """Paths of the stored entries of one kind: "cas" (contents) or "ac" (action results)."""
         folder = os.path.join(self.root, kind)
-        return sorted(os.path.join(folder, n) for n in os.listdir(folder)) if os.path.isdir(folder) else []
+        if not os.path.isdir(folder):
+            return []
+        return sorted(os.path.join(folder, n) for n in os.listdir(folder))
 
     def put(self, kind, key, data):
         """Stores an entry over HTTP, as a client would."""

@@ -40,9 +40,8 @@ def _digests(ws):
 @pytest.fixture(scope="module")
 def checkout_a(cache):
     with _checkout("a") as ws:
-        result = ws.build(
-            *TARGETS, "--spawn_strategy=sandboxed", "--config=remote", f"--remote_cache={cache.url}", "--config=cache"
-        )
+        remote = ("--config=remote", f"--remote_cache={cache.url}")
+        result = ws.build(*TARGETS, "--spawn_strategy=sandboxed", *remote, "--config=cache")
         yield ws, result, _digests(ws)
 
 
@@ -51,7 +50,8 @@ def checkout_b():
     # Deeper and longer than A's path, so no path of A can survive in an output by accident.
     with _checkout("elsewhere/second_checkout/b") as ws:
         seed = {"PYTHONHASHSEED": "12345"}
-        result = ws.build(*TARGETS, "--spawn_strategy=local", "--action_env=PYTHONHASHSEED=12345", env=seed)
+        flags = ("--spawn_strategy=local", "--action_env=PYTHONHASHSEED=12345")
+        result = ws.build(*TARGETS, *flags, env=seed)
         yield ws, result, _digests(ws)
 
 
@@ -117,12 +117,12 @@ def test_pt2_archives_carry_no_clock_time(checkout_a):
 
 def test_manifests_carry_output_and_input_digests(checkout_a):
     ws, _, _ = checkout_a
-    identity = harness.sha256_file(os.path.join(ws.execroot, "external/torch_export_venv/identity.txt"))
+    identity_file = os.path.join(ws.execroot, "external/torch_export_venv/identity.txt")
+    identity = harness.sha256_file(identity_file)
     conv = json.loads(ws.read("bazel-bin/zoo/conv_ep.pt2.json"))
     assert conv["pt2"]["sha256"] == ws.sha256("bazel-bin/zoo/conv_ep.pt2")
-    assert conv["inputs"]["sources"] == {
-        rel: ws.sha256(rel) for rel in ("zoo/__init__.py", "zoo/common/__init__.py", "zoo/common/layers.py", "zoo/conv.py")
-    }
+    sources = ("zoo/__init__.py", "zoo/common/__init__.py", "zoo/common/layers.py", "zoo/conv.py")
+    assert conv["inputs"]["sources"] == {rel: ws.sha256(rel) for rel in sources}
     assert conv["inputs"]["checkpoint"] == ws.sha256("zoo/conv.pt")
     assert conv["inputs"]["toolchain_identity"] == identity
     assert len(conv["inputs"]["spec"]) == 64
@@ -143,17 +143,20 @@ def test_bundle_names_each_program_by_its_digest(checkout_a):
         digest = ws.sha256(f"bazel-bin/zoo/{name}.pte")
         assert entry["sha256"] == digest and entry["file"] == f"{digest}.pte"
         assert ws.sha256(f"bazel-bin/zoo/app/{entry['file']}") == digest
-        assert entry["backends"] == json.loads(ws.read(f"bazel-bin/zoo/{name}.pte.json"))["backends"]
+        recorded = json.loads(ws.read(f"bazel-bin/zoo/{name}.pte.json"))
+        assert entry["backends"] == recorded["backends"]
         files.add(entry["file"])
     assert sorted(os.listdir(os.path.join(ws.path, "bazel-bin/zoo/app"))) == sorted(files)
 
 
-def test_another_checkout_gets_every_exporter_action_from_the_remote_cache(checkout_a, checkout_c, cache):
+def test_another_checkout_gets_every_exporter_action_from_the_remote_cache(
+    checkout_a, checkout_c, cache
+):
     _, _, digests_a = checkout_a
     result = checkout_c.build(*TARGETS, "--config=remote", f"--remote_cache={cache.url}")
     for mnemonic in EXPORTER_MNEMONICS + ("ModelBundle",):
         assert result.spawns_by_mnemonic(mnemonic), mnemonic
-        assert result.executed(mnemonic) == [], f"{mnemonic} ran in checkout C instead of a cache hit"
+        assert result.executed(mnemonic) == [], f"{mnemonic} ran in C instead of a cache hit"
     assert _differences(digests_a, _digests(checkout_c)) == []
 
 
@@ -186,7 +189,8 @@ def _assert_same_as_a(ws, checkout_a, rels):
 
 # Cache faults are about the cache, not the strategy: one-shot actions skip the worker's warm-up.
 ONE_SHOT = ("--spawn_strategy=sandboxed",)
-MLP_OUTPUTS = ["bazel-bin/zoo/mlp_ep.pt2", "bazel-bin/zoo/mlp_pte.pte", "bazel-bin/zoo/mlp_pte.pte.json"]
+MLP_EXPORT = ["bazel-bin/zoo/mlp_ep.pt2", "bazel-bin/zoo/mlp_ep.pt2.json"]
+MLP_OUTPUTS = MLP_EXPORT + ["bazel-bin/zoo/mlp_pte.pte", "bazel-bin/zoo/mlp_pte.pte.json"]
 
 
 def test_build_succeeds_when_the_cache_server_is_down(checkout_a, checkout_c):
@@ -195,7 +199,7 @@ def test_build_succeeds_when_the_cache_server_is_down(checkout_a, checkout_c):
     result = checkout_c.build("//zoo:mlp_ep", f"--remote_cache={dead}", *ONE_SHOT)
     assert result.labels("TorchExport") == ["//zoo:mlp_ep"]
     assert "Remote Cache" in result.stderr  # Bazel warned, and built locally
-    _assert_same_as_a(checkout_c, checkout_a, ["bazel-bin/zoo/mlp_ep.pt2", "bazel-bin/zoo/mlp_ep.pt2.json"])
+    _assert_same_as_a(checkout_c, checkout_a, MLP_EXPORT)
 
 
 def test_build_succeeds_when_the_cache_server_dies_mid_build(checkout_a, checkout_c):

@@ -8,7 +8,10 @@ InterpreterPathInfo = provider(
 def _interpreter_path_impl(ctx):
     path = ctx.build_setting_value
     if not path.startswith("/"):
-        fail("{} is {}; it must be an absolute path inside the container image".format(ctx.label, repr(path)))
+        fail("{} is {}; it must be an absolute path inside the container image".format(
+            ctx.label,
+            repr(path),
+        ))
     return [InterpreterPathInfo(path = path)]
 
 interpreter_path = rule(
@@ -24,7 +27,8 @@ exec "{path}" "$@"
 
 def _image_interpreter_impl(ctx):
     launcher = ctx.actions.declare_file(ctx.label.name + ".sh")
-    ctx.actions.write(launcher, _LAUNCHER.format(path = ctx.attr.path[InterpreterPathInfo].path), is_executable = True)
+    path = ctx.attr.path[InterpreterPathInfo].path
+    ctx.actions.write(launcher, _LAUNCHER.format(path = path), is_executable = True)
     return [DefaultInfo(executable = launcher, files = depset([launcher]))]
 
 image_interpreter = rule(
