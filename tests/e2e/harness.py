@@ -1,6 +1,7 @@
 """Runs the real Bazel in temporary copies of this repository, for end-to-end tests.
 
-Use it from a `pytest_test` tagged ["e2e", "exclusive", "local"] (see tests/e2e/BUILD):
+Use it from a `pytest_test` tagged E2E_TAGS ("e2e", "exclusive", "external", "local"; see
+tests/e2e/BUILD for why each), with deps = ["//tests/e2e:harness"]:
 
     from tests.e2e import harness
 
@@ -15,9 +16,13 @@ Use it from a `pytest_test` tagged ["e2e", "exclusive", "local"] (see tests/e2e/
 Each Workspace has its own output base, so several may build side by side; reuse one workspace
 across test cases (a module-scoped fixture) to keep the Bazel server and its caches warm. The
 inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VENV), so they
-never install torch.
+never install torch. Also here: Workspace.replay() re-runs one logged spawn in a folder that
+holds only its declared inputs; Result.executed()/cache_hits()/labels()/tests_run() read the
+execution log. nginx_cache.NginxCache is a real HTTP remote cache; zoo_workspace installs the
+tiny model zoo in tests/e2e/zoo.
 """
 
+import atexit
 import functools
 import hashlib
 import itertools
@@ -79,8 +84,17 @@ def outer_venv():
 
 @functools.lru_cache(maxsize=None)
 def scratch_dir():
-    """A folder for workspaces and output bases: TEST_TMPDIR under `bazel test`."""
-    return os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp(prefix="rules_torch_export_e2e_")
+    """A folder for workspaces and output bases: TEST_TMPDIR under `bazel test`.
+
+    Run directly (plain pytest), the harness makes a temp folder and removes it at exit,
+    unless RULES_TORCH_EXPORT_E2E_KEEP=1 keeps it for a look.
+    """
+    if os.environ.get("TEST_TMPDIR"):
+        return os.environ["TEST_TMPDIR"]
+    path = tempfile.mkdtemp(prefix="rules_torch_export_e2e_")
+    if not os.environ.get("RULES_TORCH_EXPORT_E2E_KEEP"):
+        atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def _source_files(root, include):
