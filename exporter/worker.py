@@ -100,6 +100,26 @@ def _die_with_parent():
         pass
 
 
+# The parent runs single-threaded: a process that forks after OpenMP started its thread pool
+# gives children that hang in their first parallel region (seen cloning ResNet-18's weights).
+# Children get the thread count torch would have used.
+_CHILD_THREADS = None
+
+
+def _single_threaded_parent():
+    global _CHILD_THREADS
+    import torch
+
+    _CHILD_THREADS = torch.get_num_threads()  # reads the setting; starts no threads
+    torch.set_num_threads(1)
+
+
+def _restore_threads():
+    import torch
+
+    torch.set_num_threads(_CHILD_THREADS)
+
+
 def run_in_child(arguments, protocol_fd):
     """Runs one request in a forked child; returns (exit code, output)."""
     from exporter import cli, hermetic
@@ -108,6 +128,7 @@ def run_in_child(arguments, protocol_fd):
     pid = os.fork()
     if pid == 0:
         _die_with_parent()
+        _restore_threads()
         os.close(read_end)
         os.close(protocol_fd)
         code, text = 1, "exporter worker: the request did not finish\n"
@@ -153,6 +174,7 @@ def serve(command):
     from exporter import hermetic
 
     hermetic.private_cache_dir()
+    _single_threaded_parent()
     warm_up(command)
     for request in read_requests():
         code, output = run_in_child(request.get("arguments", []), protocol.fileno())

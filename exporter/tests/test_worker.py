@@ -2,6 +2,7 @@
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -36,6 +37,13 @@ MODELS = textwrap.dedent(
         assert torch.get_default_dtype() == torch.float32, "default dtype leaked"
         assert not hasattr(torch.ops.leaky, "op"), "custom op leaked"
         assert "zoo.slow" not in sys.modules, "module leaked"
+        return Tiny()
+
+    def parallel():
+        # Large enough for torch to use its OpenMP pool, which hangs in a child forked from a
+        # parent that had started that pool.
+        big = torch.randn(2048, 2048)
+        (big @ big).clone().sum()
         return Tiny()
 
     def segfault():
@@ -109,7 +117,9 @@ class Worker:
         self.proc.stdin.flush()
         return self.next_id
 
-    def receive(self):
+    def receive(self, timeout=240):
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
         return json.loads(self.proc.stdout.readline())
 
     def request(self, params):
@@ -159,6 +169,11 @@ def test_worker_and_one_shot_write_identical_bytes(worker, workdir):
     from_worker = (workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes()
     assert one_shot(params_for("same", "zoo.models:Tiny")).returncode == 0
     assert from_worker == ((workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes())
+
+
+def test_children_run_parallel_torch_code(worker):
+    response = worker.request(params_for("parallel", "zoo.models:parallel"))
+    assert response["exitCode"] == 0, response["output"]
 
 
 def test_global_state_does_not_leak_between_requests(worker):
