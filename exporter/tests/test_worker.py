@@ -102,7 +102,7 @@ class Worker:
 
     def __init__(self):
         self.proc = subprocess.Popen(
-            [sys.executable, MAIN, "--warm=export", "--persistent_worker"],
+            [sys.executable, MAIN, "--warm=lower", "--persistent_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
