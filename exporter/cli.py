@@ -1,7 +1,9 @@
 """The exporter's command line: `export CONFIG` and `lower CONFIG`, one-shot or as a worker.
 
-Failures print one line, `ERROR: <target>: <what is wrong>; <what to change>`, leave no
-output files behind, and keep torch's full output in a log whose path the error names.
+Failures print one line, `ERROR: <target>: <what is wrong>; <what to change>`, and leave no
+output behind but the action's log (outputs["log"]), which holds torch's full output and the
+traceback, and whose path the error names. Bazel keeps a failed action's outputs, so the log
+stays readable while the .pt2/.pte never exist half-written.
 """
 
 import os
@@ -11,7 +13,8 @@ import traceback
 
 COMMANDS = ("export", "lower")
 
-# Read at import, before hermetic.private_cache_dir() points TMPDIR at a folder that goes away.
+# For runs without a declared log. Read at import, before hermetic.private_cache_dir() points
+# TMPDIR at a folder that goes away.
 _LOG_DIR = os.path.join(tempfile.gettempdir(), "rules_torch_export-logs")
 
 
@@ -28,17 +31,22 @@ def expand_params(argv):
 
 
 def _remove_outputs(config):
-    for path in config.get("outputs", {}).values():
+    for role, path in config.get("outputs", {}).items():
+        if role == "log":
+            continue
         for candidate in (path, path + ".tmp"):
             if os.path.exists(candidate):
                 os.remove(candidate)
 
 
-def _keep_log(label, text):
-    """Writes a failed request's full output where the user can read it; returns the path."""
-    os.makedirs(_LOG_DIR, exist_ok=True)
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in label.lstrip("@/"))
-    path = os.path.join(_LOG_DIR, name + ".log")
+def _write_log(config, text):
+    """Writes a request's full output to its declared log (else a temp file); returns the path."""
+    path = config.get("outputs", {}).get("log")
+    if not path:
+        os.makedirs(_LOG_DIR, exist_ok=True)
+        label = config.get("label", "?")
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in label.lstrip("@/"))
+        path = os.path.join(_LOG_DIR, name + ".log")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
@@ -68,6 +76,7 @@ def run_request(argv):
                 from exporter import lower
 
                 lower.run(config)
+            _write_log(config, read_log())
             return 0, ""
         except UserError as e:
             message, trace = str(e), traceback.format_exc()
@@ -76,7 +85,7 @@ def run_request(argv):
             trace = traceback.format_exc()
         _remove_outputs(config)
         log = read_log()
-    log_path = _keep_log(label, log + "\n" + trace)
+    log_path = _write_log(config, log + "\n" + trace)
     return 1, f"ERROR: {label}: {message}\n(full output: {log_path})\n"
 
 

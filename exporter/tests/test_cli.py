@@ -66,7 +66,7 @@ def run_exporter(command, config):
     )
 
 
-def export_config(entry, outputs=("out.pt2", "out.pt2.json")):
+def export_config(entry, outputs=("out.pt2", "out.pt2.json", "out.export.log")):
     return {
         "model": {
             "label": "//zoo:model",
@@ -77,7 +77,7 @@ def export_config(entry, outputs=("out.pt2", "out.pt2.json")):
         },
         "spec_label": "//zoo:spec",
         "spec": SPEC,
-        "outputs": {"pt2": outputs[0], "manifest": outputs[1]},
+        "outputs": {"pt2": outputs[0], "manifest": outputs[1], "log": outputs[2]},
     }
 
 
@@ -93,14 +93,17 @@ def assert_one_error_line(proc, *needles):
 
 
 def assert_no_outputs(workdir):
-    leftovers = [p.name for p in workdir.iterdir() if p.name.startswith("out.")]
-    assert leftovers == []
+    """Only the log survives a failure: Bazel keeps a failed action's outputs, so no half-written
+    program may exist."""
+    leftovers = sorted(p.name for p in workdir.iterdir() if p.name.startswith("out."))
+    assert leftovers == ["out.export.log"]
 
 
 def test_export_success_is_silent_and_writes_both_outputs(workdir):
     proc = run_exporter("export", export_config("zoo.models:Tiny"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and proc.stdout == ""
+    assert (workdir / "out.export.log").exists()
     manifest = json.loads((workdir / "out.pt2.json").read_text())
     assert manifest["range_constraints"] == {"batch": {"min": 1, "max": 8}}
     assert manifest["operators"]["aten.linear.default"] == 1
@@ -130,7 +133,8 @@ def test_failing_export_names_the_model_and_spec(workdir):
     assert_one_error_line(proc, "//zoo:model", "//zoo:spec")
     assert_no_outputs(workdir)
     log_path = proc.stderr.split("(full output: ")[1].split(")")[0]
-    assert "Traceback" in open(log_path).read()
+    assert log_path == "out.export.log"
+    assert "Traceback" in (workdir / log_path).read_text()
 
 
 def test_lower_with_unknown_backend_fails_cleanly(workdir):

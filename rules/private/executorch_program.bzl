@@ -17,7 +17,7 @@ def _executorch_program_impl(ctx):
     if ctx.attr.summary:
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
-    run_exporter(
+    log = run_exporter(
         ctx,
         command = "lower",
         mnemonic = "ExecuTorchLower",
@@ -43,7 +43,10 @@ def _executorch_program_impl(ctx):
             exported = exported,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
-        OutputGroupInfo(pte_summary = depset([outputs["summary"]] if ctx.attr.summary else [])),
+        OutputGroupInfo(
+            logs = depset([log]),
+            pte_summary = depset([outputs["summary"]] if ctx.attr.summary else []),
+        ),
     ]
 
 executorch_program = rule(

@@ -16,9 +16,15 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
       outputs: dict of role -> declared File.
+
+    Returns:
+      The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
+      the traceback. Bazel keeps it after a failed action; the error message names it.
     """
     toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
     config_file = ctx.actions.declare_file("{}.{}.config.json".format(ctx.label.name, command))
+    log = ctx.actions.declare_file("{}.{}.log".format(ctx.label.name, command))
+    outputs = dict(outputs, log = log)
     full_config = dict(config)
     full_config.update(
         label = str(ctx.label),
@@ -48,3 +54,4 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
         execution_requirements = dict(_SANDBOX_REQUIREMENTS, **toolchain.worker_requirements),
     )
+    return log

@@ -37,7 +37,7 @@ def _torch_export_impl(ctx):
     pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
     checkpoint = [model.checkpoint] if model.checkpoint else []
-    run_exporter(
+    log = run_exporter(
         ctx,
         command = "export",
         mnemonic = "TorchExport",
@@ -64,6 +64,7 @@ def _torch_export_impl(ctx):
     return [
         ExportedProgramInfo(label = ctx.label, pt2 = pt2, manifest = manifest, model = model, spec = spec),
         DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
+        OutputGroupInfo(logs = depset([log])),
     ]
 
 torch_export = rule(
