@@ -45,9 +45,12 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
         arguments = [toolchain.exporter_main.path, "--warm=" + command, request],
         inputs = depset(
-            [config_file, toolchain.identity, toolchain.exporter_main],
-            transitive = [toolchain.exporter_srcs, depset(inputs) if type(inputs) == "list" else inputs],
+            [config_file, toolchain.identity],
+            transitive = [depset(inputs) if type(inputs) == "list" else inputs],
         ),
+        # As tools, the exporter's files are part of a persistent worker's key: editing them
+        # restarts the worker instead of leaving old code running.
+        tools = depset([toolchain.exporter_main], transitive = [toolchain.exporter_srcs]),
         outputs = outputs.values(),
         mnemonic = mnemonic,
         progress_message = progress_message,
