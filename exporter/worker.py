@@ -163,6 +163,28 @@ def run_in_child(arguments, protocol_fd):
     )
 
 
+def source_digest():
+    """sha256 of the exporter's own sources, as they are now on disk."""
+    import hashlib
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()
+
+
+def run_one_shot(arguments):
+    """Runs a request in a fresh interpreter, with the exporter code now on disk."""
+    import subprocess
+
+    main = os.path.join(os.path.dirname(os.path.abspath(__file__)), "main.py")
+    done = subprocess.run([sys.executable, main, *arguments], capture_output=True, text=True)
+    return done.returncode, done.stderr
+
+
 def serve(command):
     """The worker loop: one JSON WorkResponse line per WorkRequest, until stdin closes.
 
@@ -175,10 +197,18 @@ def serve(command):
 
     hermetic.private_cache_dir()
     _single_threaded_parent()
+    started_with = source_digest()
     warm_up(command)
     for request in read_requests():
-        code, output = run_in_child(request.get("arguments", []), protocol.fileno())
+        arguments = request.get("arguments", [])
+        # Bazel 4.2.3 keeps a worker whose tool files changed (an edited or upgraded exporter).
+        # Its warm state is stale then: answer from a fresh interpreter, and exit, so that Bazel
+        # starts a worker with the new code for the next request.
+        stale = source_digest() != started_with
+        code, output = run_one_shot(arguments) if stale else run_in_child(arguments, protocol.fileno())
         response = {"exitCode": code, "output": output, "requestId": request.get("requestId", 0)}
         protocol.write(json.dumps(response) + "\n")
         protocol.flush()
+        if stale:
+            break
     return 0

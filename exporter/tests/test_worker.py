@@ -3,6 +3,7 @@
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -100,9 +101,9 @@ def params_for(name, entry):
 class Worker:
     """A worker process, spoken to without trailing newlines, as Bazel 4.2.3 does."""
 
-    def __init__(self):
+    def __init__(self, main=MAIN):
         self.proc = subprocess.Popen(
-            [sys.executable, MAIN, "--warm=lower", "--persistent_worker"],
+            [sys.executable, main, "--warm=lower", "--persistent_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -227,3 +228,22 @@ def test_memory_stays_bounded_over_50_requests(worker):
     growth_mib = (worker.rss_kib() - before) / 1024
     print(f"worker RSS growth over 50 requests: {growth_mib:.1f} MiB (from {before / 1024:.0f} MiB)")
     assert growth_mib < 32
+
+
+def test_edited_exporter_code_is_not_served_stale(workdir):
+    """Bazel 4.2.3 reuses a worker after its tool files change; the worker must notice."""
+    copy = workdir / "exporter_copy"
+    shutil.copytree(os.path.dirname(MAIN), copy / "exporter")
+    w = Worker(main=str(copy / "exporter" / "main.py"))
+    try:
+        assert w.request(params_for("before_edit", "zoo.models:Tiny"))["exitCode"] == 0
+        export_py = copy / "exporter" / "export.py"
+        export_py.write_text(export_py.read_text().replace(
+            '"format": "rules_torch_export/pt2-manifest/1"', '"format": "edited"'))
+        response = w.request(params_for("after_edit", "zoo.models:Tiny"))
+        assert response["exitCode"] == 0, response["output"]
+        assert json.loads((workdir / "after_edit.pt2.json").read_text())["format"] == "edited"
+        w.proc.wait(timeout=60)  # it exits, so Bazel starts a fresh worker next time
+    finally:
+        if w.proc.poll() is None:
+            w.close()
