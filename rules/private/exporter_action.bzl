@@ -48,8 +48,8 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
             [config_file, toolchain.identity],
             transitive = [depset(inputs) if type(inputs) == "list" else inputs],
         ),
-        # As tools, the exporter's files are part of a persistent worker's key: editing them
-        # restarts the worker instead of leaving old code running.
+        # Tools, not plain inputs: the exporter's own files. Bazel 4.2.3 still reuses a worker
+        # after they change, so exporter/worker.py checks its sources before each request.
         tools = depset([toolchain.exporter_main], transitive = [toolchain.exporter_srcs]),
         outputs = outputs.values(),
         mnemonic = mnemonic,
