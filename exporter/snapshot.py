@@ -3,15 +3,17 @@
 It holds the graph signature, input shapes and range constraints, every node with its op,
 arguments, dtype and shape, and for a .pte the execution plan. It never holds weights, stack
 traces, paths or addresses. Symbols such as torch's `s77` are renamed after the shape_spec's
-dims (`batch`); symbols no dim explains become sym0, sym1, ... in order of first appearance.
+dims (`batch`); the others (AUTO/DYNAMIC axes, derived sizes torch could not tie to a dim)
+become sym0, sym1, ... in order of first appearance.
 """
 
 import importlib.metadata
+import inspect
 
 import sympy
 import torch
 
-from exporter import pte_inspect, pte_schema
+from exporter import pte_inspect, pte_schema, spec as spec_lib
 
 HEADER = "# rules_torch_export graph snapshot of {label}"
 VERSIONS_PREFIX = "# versions: "
@@ -44,26 +46,59 @@ def parse_versions(text):
     return None
 
 
+def _leaves(node):
+    """The spec NODE's pytree leaves in flatten order: tensor nodes, None for other values."""
+    kind, body = next(iter(node.items()))
+    if kind == "tensor":
+        return [body]
+    if kind in ("list", "tuple"):
+        return [leaf for item in body for leaf in _leaves(item)]
+    if kind == "dict":
+        return [leaf for entry in body for leaf in _leaves(entry["value"])]
+    return [] if kind == "none" else [None]
+
+
+def _spec_leaves(ep, spec):
+    """The spec's tensor nodes lined up with ep's user inputs, or None if they do not line up.
+
+    torch.export flattens (args, kwargs): the positional parameters in forward's order, then
+    the keywords in the order they were passed.
+    """
+    by_name = {e["name"]: e["value"] for e in spec.get("inputs", [])}
+    in_spec = ep.call_spec.in_spec
+    if in_spec is None:
+        return None
+    params = list(inspect.signature(ep.module().forward).parameters)
+    names = params[:in_spec.child(0).num_children] + list(in_spec.child(1).context or [])
+    if any(n not in by_name for n in names):
+        return None
+    leaves = [leaf for n in names for leaf in _leaves(by_name[n])]
+    return leaves if len(leaves) == len(ep.graph_signature.user_inputs) else None
+
+
 def symbol_names(ep, spec):
     """Maps each input-size symbol to its shape_spec dim name, where the spec names one."""
-    shapes = {}
-    for entry in (spec or {}).get("inputs", []):
-        if "tensor" in entry.get("value", {}):
-            shapes[entry["name"]] = entry["value"]["tensor"]["shape"]
-    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
-    user = [n for n in placeholders if n.name in ep.graph_signature.user_inputs]
-    ordered = list(shapes)
+    if not spec or not spec.get("dims"):
+        return {}
+    leaves = _spec_leaves(ep, spec)
+    if leaves is None:
+        return {}
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     names = {}
-    for index, node in enumerate(user):
-        shape = shapes.get(node.name) or (shapes[ordered[index]] if index < len(ordered) else None)
-        val = node.meta.get("val")
-        if shape is None or not isinstance(val, torch.Tensor):
+    for user_input, leaf in zip(ep.graph_signature.user_inputs, leaves):
+        node = nodes.get(user_input) if isinstance(user_input, str) else None
+        val = node.meta.get("val") if node is not None else None
+        if leaf is None or not isinstance(val, torch.Tensor):
             continue
-        for size, dim in zip(val.shape, shape):
-            if isinstance(dim, str) and isinstance(size, torch.SymInt):
-                expr = size.node.expr
-                if isinstance(expr, sympy.Symbol) and dim.isidentifier():
-                    names.setdefault(expr, dim)
+        for size, written in zip(val.shape, leaf["shape"]):
+            parsed = spec_lib.parse_size(written, spec["dims"])
+            if not isinstance(parsed, spec_lib.Linear) or not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr  # "2*seq+1" was exported as 2*s3 + 1: s3 is seq
+            if len(expr.free_symbols) == 1:
+                sym = next(iter(expr.free_symbols))
+                if sympy.simplify(expr - (parsed.a * sym + parsed.b)) == 0:
+                    names.setdefault(sym, parsed.name)
     return names
 
 

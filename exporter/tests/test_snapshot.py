@@ -128,3 +128,22 @@ def test_update_writes_into_the_workspace_and_then_the_test_passes(tmp_path, mon
     assert "unchanged pkg/tiny.graph.txt" in capsys.readouterr().out
     config["golden"] = str(tmp_path / "pkg/tiny.graph.txt")
     assert golden.check(config)[0]
+
+
+class _Nested(torch.nn.Module):
+    def forward(self, x, ys):
+        return x.sum() + ys[0].sum() * ys[1].sum()
+
+
+def test_symbols_are_named_through_nested_inputs_and_derived_dims():
+    seq = torch.export.Dim("seq", min=2, max=8)
+    ep = torch.export.export(_Nested(), (torch.randn(4), [torch.randn(2), torch.randn(3)]),
+                             dynamic_shapes={"x": {0: 2 * seq}, "ys": [{0: seq}, None]})
+    spec = {"dims": {"seq": {"min": 2, "max": 8, "example": 2}},
+            "inputs": [{"name": "ys", "value": {"list": [{"tensor": {"shape": ["seq"], "dtype": "float32"}},
+                                                         {"tensor": {"shape": [3], "dtype": "float32"}}]}},
+                       {"name": "x", "value": {"tensor": {"shape": ["2*seq"], "dtype": "float32"}}}]}
+    text = snapshot.render("//t:nested", ep, spec)
+    assert "user_input %x: float32[2*seq]" in text
+    assert "user_input %ys_0: float32[seq]" in text and "user_input %ys_1: float32[3]" in text
+    assert "seq: [2, 8]" in text
