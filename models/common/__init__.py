@@ -1,0 +1,1 @@
+"""Layers and operators that several zoo models share."""

@@ -1,0 +1,44 @@
+"""Building blocks shared by the zoo's image and sequence models."""
+
+import torch
+from torch import nn
+
+
+class ConvBNAct(nn.Sequential):
+    """Convolution, batch norm and ReLU6; groups = channels makes it depthwise."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, groups=1, act=True):
+        super().__init__(
+            nn.Conv2d(in_channels, out_channels, kernel_size, stride, kernel_size // 2,
+                      groups=groups, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU6() if act else nn.Identity(),
+        )
+
+
+class ImageHead(nn.Module):
+    """Global average pooling, then a linear classifier."""
+
+    def __init__(self, channels, num_classes):
+        super().__init__()
+        self.fc = nn.Linear(channels, num_classes)
+
+    def forward(self, x):
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+class FeedForward(nn.Sequential):
+    """The two-layer MLP of a transformer block."""
+
+    def __init__(self, width, hidden):
+        super().__init__(nn.Linear(width, hidden), nn.GELU(), nn.Linear(hidden, width))
+
+
+def masked_mean(x, mask):
+    """Mean over the sequence axis of x [batch, seq, width], counting only mask [batch, seq].
+
+    A row whose mask is all False gives zeros rather than NaN.
+    """
+    weights = mask.to(x.dtype).unsqueeze(-1)
+    total = (x * weights).sum(dim=1)
+    return total / weights.sum(dim=1).clamp(min=1.0)
