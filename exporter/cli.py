@@ -99,6 +99,7 @@ def main(argv):
     from exporter import hermetic
 
     cache_dir = hermetic.private_cache_dir()
+    hermetic.block_network()  # also under --spawn_strategy=local, where no sandbox does it
     try:
         code, text = run_request(argv)
     finally:

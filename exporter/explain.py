@@ -8,6 +8,7 @@ import json
 import linecache
 import os
 import re
+import sysconfig
 import traceback
 
 import sympy
@@ -35,9 +36,14 @@ class Context:
 _EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# Python's own library: a frame in socket.py or importlib is never the user's line.
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
 def _is_user_file(path):
-    """False for torch's and the exporter's own files (their frames are never the user's)."""
+    """False for torch's, Python's and the exporter's own files (never the user's frames)."""
     return ("site-packages" not in path and not path.startswith("<")
+            and not os.path.realpath(path).startswith(_STDLIB)
             and os.path.dirname(os.path.abspath(path)) != _EXPORTER_DIR)
 
 

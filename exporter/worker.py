@@ -134,6 +134,7 @@ def run_in_child(arguments, protocol_fd):
         code, text = 1, "exporter worker: the request did not finish\n"
         try:
             cache_dir = hermetic.private_cache_dir()
+            hermetic.block_network()  # workers run outside Bazel's sandbox
             code, text = cli.run_request(arguments)
             hermetic.remove_dir(cache_dir)
         finally:
