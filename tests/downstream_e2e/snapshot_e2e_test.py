@@ -20,6 +20,8 @@ def mlp():
 BUILD = '''load("//rules:defs.bzl", "dim", "graph_snapshot_test", "graph_snapshot_updates",
      "shape_spec", "tensor", "torch_export", "torch_model")
 
+package(default_visibility = ["//visibility:public"])
+
 torch_model(name = "mlp", srcs = ["__init__.py", "model.py"], entry = "tiny.model:mlp")
 
 shape_spec(
@@ -107,3 +109,26 @@ def test_other_versions_in_the_golden_are_named_first(ws):
     message = log[log.index("The golden was written with"):]
     assert message.startswith("The golden was written with executorch 0.1.0, torch 2.0.0; this toolchain has")
     assert message.index("The golden was written") < message.index("FAIL //tiny:graph_test")
+
+
+BAD_BUILD = '''load("//rules:defs.bzl", "executorch_program", "graph_snapshot_test", "numerics_test")
+
+executorch_program(name = "mlp_pte", exported = "//tiny:mlp_ep", backends = [])
+
+{rule}
+'''
+
+
+@pytest.mark.parametrize("rule, message", [
+    ('graph_snapshot_test(name = "t", golden = "g.txt")',
+     'graph_snapshot_test //bad:t: set exactly one of exported = ":<torch_export>" or program = ":<executorch_program>"'),
+    ('numerics_test(name = "t", program = ":mlp_pte", inputs = [{"batch": 99}])',
+     "numerics_test //bad:t: inputs[0][\"batch\"] = 99 is outside the dim's range [1, 16]; pick a size inside it"),
+    ('numerics_test(name = "t", program = ":mlp_pte", inputs = [{"rows": 2}])',
+     "numerics_test //bad:t: inputs[0] names dim \"rows\", which shape_spec //tiny:rows does not declare"),
+])
+def test_bad_attributes_fail_at_analysis_with_the_fix(ws, rule, message):
+    ws.write("bad/BUILD", BAD_BUILD.format(rule=rule))
+    result = ws.bazel("build", "--nobuild", "//bad:all")
+    assert result.code != 0
+    assert message in result.stderr, result.stderr
