@@ -1,0 +1,1 @@
+"""The consumer example's keyword-spotting model."""
