@@ -1,0 +1,385 @@
+"""Reads the public API of rules/defs.bzl from the .bzl sources: rules, macros, providers, constants.
+
+Starlark's syntax is a subset of Python's, so Python's ast parses .bzl and BUILD files; nothing
+is evaluated. Stardoc would do this from Bazel itself, but it is not available offline.
+"""
+
+import ast
+import dataclasses
+import os
+import re
+
+# attr.<kind>: the type shown in the docs, and the default when the attr sets none.
+ATTR_TYPES = {
+    "bool": ("bool", "False"),
+    "int": ("int", "0"),
+    "int_list": ("list of ints", "[]"),
+    "label": ("label", "None"),
+    "label_list": ("list of labels", "[]"),
+    "label_keyed_string_dict": ("dict of label to string", "{}"),
+    "output": ("output file name", "None"),
+    "output_list": ("list of output file names", "[]"),
+    "string": ("string", '""'),
+    "string_dict": ("dict of string to string", "{}"),
+    "string_list": ("list of strings", "[]"),
+    "string_list_dict": ("dict of string to list of strings", "{}"),
+}
+
+# Literal defaults of macro parameters, and the type they imply.
+_LITERAL_TYPES = {dict: "dict", list: "list", tuple: "tuple", str: "string", bool: "bool", int: "int", float: "float"}
+
+NAME_DOC = "A unique name for this target."
+KWARGS_DOC = "Common attributes passed to the underlying rule: tags, visibility, testonly, ..."
+NATIVE_KWARGS_DOC = "Common attributes passed to the native {}: tags, size, timeout, visibility, ..."
+
+# Types of macro parameters that neither a default value nor a rule attr reveals. A parameter
+# missing here and not inferable fails the check, and so does a stale entry.
+TYPE_HINTS = {
+    ("shape_spec", "inputs"): "dict of string to input value",
+    ("shape_spec", "hint"): "AUTO, DYNAMIC, STATIC or None",
+    ("tensor", "shape"): "list of ints and strings",
+    ("tensor", "hint"): "hint, list of hints, or dict of int to hint",
+    ("tensor", "fill"): "int, float, bool or None",
+    ("dim", "min"): "int or None",
+    ("dim", "max"): "int or None",
+    ("dim", "example"): "int or None",
+    ("graph_snapshot_test", "golden"): "string (a file name in this package)",
+    ("numerics_test", "rtol"): "float, string or None",
+    ("numerics_test", "atol"): "float, string or None",
+    ("pte_inspect", "program"): "label",
+    ("torch_export_toolchain_repositories", "lock"): "label or None",
+}
+
+
+class DocError(Exception):
+    """The sources cannot be documented as they are; the message says where and why."""
+
+
+@dataclasses.dataclass
+class Param:
+    name: str
+    type: str
+    default: str  # source text; "required" for mandatory ones
+    doc: str
+    from_rule: str = ""  # the rule whose attr this macro parameter passes through
+
+
+@dataclasses.dataclass
+class Entry:
+    name: str
+    kind: str  # "rule", "macro", "provider" or "constant"
+    doc: str
+    source: str  # workspace-relative .bzl path
+    params: list = dataclasses.field(default_factory=list)
+    value: str = ""  # constants only
+
+
+def _string(node, where):
+    """The value of a string literal, or of literals joined with +."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _string(node.left, where) + _string(node.right, where)
+    raise DocError(f"{where}: expected a string literal, found {ast.dump(node)[:80]}")
+
+
+def _keywords(call):
+    return {k.arg: k.value for k in call.keywords if k.arg}
+
+
+def _call_name(node):
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name):
+            return node.func.id
+        if isinstance(node.func, ast.Attribute):
+            return node.func.attr
+    return None
+
+
+class Module:
+    """One parsed .bzl file: its top-level assignments, functions and loads."""
+
+    def __init__(self, root, path):
+        self.path = path
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            self.text = f.read()
+        self.tree = ast.parse(self.text, filename=path)
+        self.assigns, self.functions, self.loads = {}, {}, {}
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.assigns[node.targets[0].id] = node
+            elif isinstance(node, ast.FunctionDef):
+                self.functions[node.name] = node
+            elif isinstance(node, ast.Expr) and _call_name(node.value) == "load":
+                label = _string(node.value.args[0], f"{path}: load")
+                for k in node.value.keywords:
+                    self.loads[k.arg] = (label, _string(k.value, f"{path}: load"))
+                for a in node.value.args[1:]:
+                    name = _string(a, f"{path}: load")
+                    self.loads[name] = (label, name)
+
+    def segment(self, node):
+        return ast.get_source_segment(self.text, node)
+
+    def comment_above(self, node):
+        """The # comment block right above a top-level statement, joined into one paragraph."""
+        lines = self.text.splitlines()[: node.lineno - 1]
+        block = []
+        while lines and lines[-1].lstrip().startswith("#"):
+            block.insert(0, lines.pop().lstrip()[1:].strip())
+        return " ".join(block)
+
+
+def label_to_path(label, current):
+    """//rules/private:x.bzl -> rules/private/x.bzl; :x.bzl is relative to `current`."""
+    if label.startswith("@"):
+        raise DocError(f"{current}: loads {label} from another repository; document it there")
+    if label.startswith(":"):
+        return os.path.join(os.path.dirname(current), label[1:])
+    package, _, name = label[2:].partition(":")
+    return os.path.join(package, name) if package else name
+
+
+def _split_docstring(text):
+    """(description, {arg: doc}) from a Google-style docstring with an Args: section."""
+    text = text or ""
+    lines = text.splitlines()
+    description, args, current, section = [], {}, None, None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in ("Args:", "Returns:", "Raises:"):
+            section, current = stripped, None
+            continue
+        if section == "Args:":
+            match = re.match(r"^(\*{0,2}\w+): ?(.*)$", stripped)
+            indent = len(line) - len(line.lstrip())
+            if match and (current is None or indent <= args[current][1]):
+                current = match.group(1)
+                args[current] = [match.group(2), indent]
+            elif current and stripped:
+                args[current][0] += " " + stripped
+            continue
+        if section is None:
+            description.append(line)
+    return "\n".join(description).strip(), {k: v[0].strip() for k, v in args.items()}
+
+
+def _mentions(text, name):
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
+
+
+def _literal(module, node, where):
+    """A literal value; a top-level name (such as IRS = [...]) is looked up in the module."""
+    if isinstance(node, ast.Name) and node.id in module.assigns:
+        return _literal(module, module.assigns[node.id].value, where)
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise DocError(f"{where}: expected a literal, found {module.segment(node)[:60]}") from None
+
+
+def _rule_params(module, call, where):
+    kw = _keywords(call)
+    attrs_node = kw.get("attrs")
+    if attrs_node is None:
+        return []
+    if isinstance(attrs_node, ast.Name):
+        attrs_node = module.assigns[attrs_node.id].value
+    if not isinstance(attrs_node, ast.Dict):
+        raise DocError(f"{where}: attrs must be a dict literal (or a name bound to one) to be documented")
+    params = []
+    for key, value in zip(attrs_node.keys, attrs_node.values):
+        name = _string(key, where)
+        if name.startswith("_"):
+            continue  # private attrs: implicit dependencies, not for users
+        kind = value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None
+        if kind not in ATTR_TYPES:
+            raise DocError(f"{where}: attr {name!r} is attr.{kind}, which the doc generator does not know")
+        type_name, implicit_default = ATTR_TYPES[kind]
+        akw = _keywords(value)
+        if "allow_single_file" in akw:
+            type_name = "label (one file)"
+        elif "allow_files" in akw and kind == "label_list":
+            type_name = "list of labels (files)"
+        mandatory = isinstance(akw.get("mandatory"), ast.Constant) and akw["mandatory"].value is True
+        default = "required" if mandatory else (module.segment(akw["default"]) if "default" in akw else implicit_default)
+        doc = _string(akw["doc"], f"{where}: attr {name!r} doc") if "doc" in akw else ""
+        if "values" in akw:
+            doc += " One of: " + ", ".join(f'`"{v}"`' for v in _literal(module, akw["values"], where)) + "."
+        params.append(Param(name, type_name, default, doc.strip()))
+    return params
+
+
+def _rule_calls(module, function):
+    """Calls in a macro's body of rules defined in the same module: (rule name, call)."""
+    found = []
+    for node in ast.walk(function):
+        name = _call_name(node)
+        if name in module.assigns and _call_name(module.assigns[name].value) == "rule":
+            found.append((name, node))
+    return found
+
+
+def _native_kwargs_target(function, kwarg):
+    """The native rule (py_test, py_binary, ...) that a macro passes its **kwargs to, if any."""
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "native"):
+            for k in node.keywords:
+                if k.arg is None and kwarg in ast.dump(k.value):
+                    return node.func.attr
+    return None
+
+
+def _macro(module, function, public_name):
+    where = f"{module.path}: {function.name}"
+    description, arg_docs = _split_docstring(ast.get_docstring(function))
+    rule_attrs = {}  # attr name -> (rule name, Param), for parameters a macro passes through
+    passthrough = []  # the rule's attrs a user sets through **kwargs
+    for rule_name, call in _rule_calls(module, function):
+        params = {p.name: p for p in _rule_params(module, module.assigns[rule_name].value, f"{module.path}: {rule_name}")}
+        explicit = _keywords(call)
+        for attr, value in explicit.items():
+            if isinstance(value, ast.Name) and attr in params:
+                rule_attrs[value.id] = (rule_name, params[attr])
+        if any(k.arg is None for k in call.keywords):  # **kwargs reach this rule
+            for name, p in params.items():
+                if name not in explicit and name != "name":
+                    passthrough.append(dataclasses.replace(p, from_rule=rule_name))
+
+    args = function.args
+    positional = args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+    params = []
+    for arg, default in pairs:
+        name = arg.arg
+        doc = arg_docs.get(name, "")
+        if not doc and name == "name":
+            doc = NAME_DOC
+        if not doc and _mentions(description, name):
+            doc = "See the description above."
+        type_name = TYPE_HINTS.get((public_name, name), "")
+        if type_name:
+            pass
+        elif name == "name":
+            type_name = "name"
+        elif name in rule_attrs:
+            type_name = rule_attrs[name][1].type
+            doc = doc or rule_attrs[name][1].doc
+        elif default is not None:
+            try:
+                value = ast.literal_eval(default)
+                type_name = _LITERAL_TYPES.get(type(value), "")
+            except ValueError:
+                pass
+        params.append(Param(
+            name, type_name, "required" if default is None else module.segment(default), doc,
+        ))
+    params += passthrough
+    if args.kwarg:
+        doc = arg_docs.get("**" + args.kwarg.arg) or arg_docs.get(args.kwarg.arg) or ""
+        if not doc and passthrough:
+            doc = KWARGS_DOC
+        native = _native_kwargs_target(function, args.kwarg.arg)
+        if not doc and native:
+            doc = NATIVE_KWARGS_DOC.format(native)
+        params.append(Param("**" + args.kwarg.arg, "attributes", "", doc))
+    if not description:
+        raise DocError(f"{where}: has no docstring")
+    return Entry(public_name, "macro", description, module.path, params)
+
+
+def _provider(module, call, public_name):
+    where = f"{module.path}: {public_name}"
+    kw = _keywords(call)
+    if "doc" not in kw:
+        raise DocError(f"{where}: provider() has no doc")
+    fields = kw.get("fields")
+    params = []
+    if isinstance(fields, ast.Dict):
+        for key, value in zip(fields.keys, fields.values):
+            params.append(Param(_string(key, where), "", "", _string(value, where)))
+    elif fields is not None:
+        raise DocError(f"{where}: fields must be a dict of field name to doc")
+    return Entry(public_name, "provider", _string(kw["doc"], where), module.path, params)
+
+
+def _resolve(root, modules, path, name, public_name, context):
+    """The Entry for `name` as defined in `path`, following loads and plain aliases."""
+    if path not in modules:
+        modules[path] = Module(root, path)
+    module = modules[path]
+    if name in module.functions:
+        return _macro(module, module.functions[name], public_name)
+    if name in module.loads:
+        label, original = module.loads[name]
+        return _resolve(root, modules, label_to_path(label, path), original, public_name, context)
+    if name not in module.assigns:
+        raise DocError(f"{path}: {context} names {name!r}, which {path} does not define")
+    value = module.assigns[name].value
+    kind = _call_name(value)
+    if kind in ("rule", "repository_rule"):
+        kw = _keywords(value)
+        if "doc" not in kw:
+            raise DocError(f"{path}: rule {name} has no doc")
+        return Entry(public_name, "rule", _string(kw["doc"], f"{path}: {name}"), path,
+                     _rule_params(module, value, f"{path}: {name}"))
+    if kind == "provider":
+        return _provider(module, value, public_name)
+    if isinstance(value, ast.Name):
+        return _resolve(root, modules, path, value.id, public_name, context)
+    if isinstance(value, ast.Constant):
+        return Entry(public_name, "constant", "", path, value=repr(value.value).replace("'", '"'))
+    raise DocError(f"{path}: cannot document {name} = {module.segment(value)[:60]}")
+
+
+def module_api(root, path, kinds=("rule", "macro")):
+    """The public (not _-prefixed) rules and functions that a .bzl file defines itself."""
+    modules = {path: Module(root, path)}
+    module = modules[path]
+    names = [n for n in module.functions if not n.startswith("_")]
+    names += [n for n, node in module.assigns.items()
+              if not n.startswith("_") and _call_name(node.value) in ("rule", "repository_rule")]
+    entries = [_resolve(root, modules, path, n, n, path) for n in names]
+    return [e for e in entries if e.kind in kinds]
+
+
+def public_api(root, defs="rules/defs.bzl"):
+    """Every public name of defs.bzl as an Entry, in the order defs.bzl binds them."""
+    modules = {}
+    module = Module(root, defs)
+    modules[defs] = module
+    entries = []
+    for name, node in module.assigns.items():
+        if name.startswith("_"):
+            continue
+        entry = _resolve(root, modules, defs, name, name, f"{defs}: {name}")
+        if entry.kind == "constant":
+            entry.doc = module.comment_above(node)
+        entries.append(entry)
+    # Constants bound one after another share the comment above the first.
+    for previous, entry in zip(entries, entries[1:]):
+        if entry.kind == "constant" and previous.kind == "constant" and not entry.doc:
+            entry.doc = previous.doc
+    return module, entries
+
+
+def missing_docs(entries):
+    """Sentences naming every public rule, macro, provider, attr, parameter or field without a
+    doc, every macro parameter without a type, and every stale TYPE_HINTS entry."""
+    problems = []
+    params = {(e.name, p.name) for e in entries for p in e.params}
+    for key in sorted(set(TYPE_HINTS) - params):
+        problems.append(f"tools/docgen/bzl_docs.py: TYPE_HINTS names {key[0]}'s parameter {key[1]}, which no longer exists; remove it")
+    for e in entries:
+        for p in e.params:
+            if e.kind == "macro" and not p.type:
+                problems.append(f"macro {e.name}: parameter {p.name} has no known type; add it to TYPE_HINTS in tools/docgen/bzl_docs.py")
+        if not e.doc:
+            problems.append(f"{e.kind} {e.name} ({e.source}) has no doc")
+        for p in e.params:
+            if not p.doc:
+                what = {"provider": "field", "rule": "attr"}.get(e.kind, "parameter")
+                problems.append(f"{e.kind} {e.name}: {what} {p.name} has no doc ({p.from_rule or e.source})")
+    return problems
