@@ -1,7 +1,10 @@
 """examples/consumer builds and passes its tests with the rules loaded as an external repository."""
 
+import ast
 import json
 import os
+import re
+import textwrap
 
 import pytest
 
@@ -68,3 +71,44 @@ def test_a_bad_entry_names_the_consumer_target_and_the_fix(consumer):
     assert errors, result.stderr[-3000:]
     assert "'keyword_nett'" in errors[0] and "set `entry` to one of its callables: KeywordNet" in errors[0], errors[0]
     assert "Traceback" not in result.stderr
+
+
+def _code_lines(text):
+    """Lines that are neither blank nor comments, stripped of the README's list indent."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def _readme_blocks(kind):
+    text = open(os.path.join(harness.source_root(), "README.md"), encoding="utf-8").read()
+    start = text.index("## Use it in your repo\n")
+    end = text.index("\n## ", start + 1)
+    return re.findall(r"```" + kind + r"\n(.*?)```", text[start:end], flags=re.S)
+
+
+def _consumer_file(rel):
+    return open(os.path.join(harness.source_root(), CONSUMER, rel), encoding="utf-8").read()
+
+
+def test_readme_section_is_what_the_consumer_does():
+    """README.md's "Use it in your repo" shows this workspace's WORKSPACE, .bazelrc and BUILD."""
+    python_blocks = _readme_blocks("python")
+    (workspace,) = [b for b in python_blocks if "local_repository(" in b]
+    assert _code_lines(workspace) == _code_lines(_consumer_file("WORKSPACE"))
+    (bazelrc,) = _readme_blocks("text")
+    assert _code_lines(bazelrc) == _code_lines(_consumer_file(".bazelrc"))
+
+    # Every statement of the README's BUILD block is in keywords/BUILD, word for word (its load
+    # names a subset of what keywords/BUILD loads).
+    (build,) = [b for b in python_blocks if "torch_model(" in b]
+    consumer_build = _consumer_file("keywords/BUILD")
+    consumer_statements = [ast.get_source_segment(consumer_build, s) for s in ast.parse(consumer_build).body]
+    loaded = set(ast.literal_eval(a) for s in ast.parse(consumer_build).body
+                 if isinstance(s, ast.Expr) and getattr(s.value.func, "id", "") == "load" for a in s.value.args)
+    readme_build = textwrap.dedent(build)
+    for statement in ast.parse(readme_build).body:
+        source = ast.get_source_segment(readme_build, statement)
+        if isinstance(statement, ast.Expr) and statement.value.func.id == "load":
+            names = {ast.literal_eval(a) for a in statement.value.args}
+            assert names <= loaded, f"README loads {sorted(names - loaded)}, which keywords/BUILD does not"
+        else:
+            assert source in consumer_statements, f"README's BUILD block has a statement keywords/BUILD lacks:\n{source}"
