@@ -157,6 +157,8 @@ def _target(node):
         return target
     if hasattr(target, "_schema"):  # an OpOverload prints as aten.conv2d.default
         return str(target)
+    if isinstance(target, torch._ops.HigherOrderOperator):  # cond, map: by name, not address
+        return f"torch.ops.higher_order.{target.name()}"
     return f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', repr(target))}"
 
 
