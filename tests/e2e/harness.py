@@ -24,7 +24,6 @@ tiny model zoo in tests/e2e/zoo.
 
 import atexit
 import functools
-import hashlib
 import itertools
 import json
 import os
@@ -33,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from exporter.manifest import sha256_file  # noqa: F401  (tests call harness.sha256_file)
 
 # What a workspace needs to build the rules: the root files and the rule, toolchain and
 # exporter trees. models/, examples/ and tests/ stay out, so `//...` in a copy means the
@@ -160,14 +161,6 @@ def parse_execution_log(text):
             return spawns
         spawn, pos = decoder.raw_decode(text, pos)
         spawns.append(spawn)
-
-
-def sha256_file(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Result:
