@@ -68,6 +68,13 @@ def block_network():
     return any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
 
 
+def exit_on_sigterm():
+    """Turns SIGTERM into SystemExit, so that `finally` blocks still remove private folders."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def remove_dir(path):
     shutil.rmtree(path, ignore_errors=True)
 

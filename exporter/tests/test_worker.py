@@ -240,10 +240,30 @@ def test_edited_exporter_code_is_not_served_stale(workdir):
         export_py = copy / "exporter" / "export.py"
         export_py.write_text(export_py.read_text().replace(
             '"format": "rules_torch_export/pt2-manifest/1"', '"format": "edited"'))
-        response = w.request(params_for("after_edit", "zoo.models:Tiny"))
-        assert response["exitCode"] == 0, response["output"]
-        assert json.loads((workdir / "after_edit.pt2.json").read_text())["format"] == "edited"
-        w.proc.wait(timeout=60)  # it exits, so Bazel starts a fresh worker next time
+        # Two requests at once: both reach the restarted worker, which runs the edited code.
+        first = w.send(params_for("after_edit", "zoo.models:Tiny"))
+        second = w.send(params_for("after_edit2", "zoo.models:Tiny"))
+        responses = {r["requestId"]: r for r in (w.receive(), w.receive())}
+        assert sorted(responses) == [first, second]
+        assert all(r["exitCode"] == 0 for r in responses.values()), responses
+        for name in ("after_edit", "after_edit2"):
+            assert json.loads((workdir / f"{name}.pt2.json").read_text())["format"] == "edited"
+        assert w.proc.poll() is None, "the worker restarts in place; Bazel keeps talking to it"
     finally:
         if w.proc.poll() is None:
             w.close()
+
+
+def test_concurrent_requests_each_get_their_own_answer(worker, workdir):
+    """Bazel multiplexes concurrent actions into one worker: a slow request must not hold up a
+    fast one, a crash must fail only its own request, and each answer carries its requestId."""
+    (workdir / "zoo" / "sleepy.py").write_text("import time\ntime.sleep(20)\nfrom zoo.models import Tiny\n")
+    slow = worker.send(params_for("sleepy", "zoo.sleepy:Tiny"))
+    crash = worker.send(params_for("crash2", "zoo.models:segfault"))
+    fast = worker.send(params_for("fast", "zoo.models:Tiny"))
+    order = [worker.receive() for _ in range(3)]
+    by_id = {r["requestId"]: r for r in order}
+    assert order[-1]["requestId"] == slow, [r["requestId"] for r in order]
+    assert by_id[fast]["exitCode"] == 0 and by_id[slow]["exitCode"] == 0, by_id
+    assert by_id[crash]["exitCode"] == 1 and "SIGSEGV" in by_id[crash]["output"]
+    assert (workdir / "fast.pt2").exists() and (workdir / "sleepy.pt2").exists()

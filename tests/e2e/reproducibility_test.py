@@ -174,8 +174,7 @@ def test_config_cache_disk_cache_serves_another_checkout(checkout_a, checkout_c)
 def test_worker_mode_gives_the_same_bytes(checkout_a, checkout_c):
     _, _, digests_a = checkout_a
     checkout_c.bazel("clean").check()
-    # The default strategy, the persistent worker; one instance per mnemonic warms up faster.
-    result = checkout_c.build(*TARGETS, "--worker_max_instances=1")
+    result = checkout_c.build(*TARGETS)  # the default strategy: the multiplexed worker
     for mnemonic in EXPORTER_MNEMONICS:
         assert {s["runner"] for s in result.executed(mnemonic)} == {"worker"}, mnemonic
         assert len(result.executed(mnemonic)) == 3, mnemonic
