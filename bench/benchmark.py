@@ -8,6 +8,7 @@ one table: wall time per row and its ratio to the baseline (a), which runs in th
 process as the rows it is compared with:
   (a) one cold Python process that exports and lowers the same models in sequence
   (b) a clean build without the persistent worker        (c) a clean build with it
+      ((a) and (c) run twice each, interleaved; the table shows their means)
   (d) an incremental build after a real change to one model's forward
   (e) a no-op build                                       (f) a clean build from --disk_cache
   (g) the warm in-process export + lowering of the changed model alone
@@ -64,26 +65,36 @@ def run_baseline(ws, labels, scratch, repeat_last=False):
 
 
 def measure(ws, labels, edit, changed_label, disk_cache, scratch):
-    """Runs rows (a) to (g) for these targets; returns {row: seconds}."""
+    """Runs rows (a) to (g) for these targets; returns ({row: seconds}, {row: [runs]}).
+
+    This machine's speed drifts by tens of percent over minutes, so (a) and (c) each run twice,
+    interleaved (a c ... a c), and their rows give the mean of the two runs.
+    """
     build = lambda *flags: ws.build(*flags, *labels, log=False)  # noqa: E731
+
+    def clean_build(*flags):
+        ws.shutdown()  # stops the workers too: each clean build starts them cold
+        ws.bazel("clean", log=False)
+        return timed(lambda: build(*flags))
+
     ws.build("--nobuild", *labels, log=False)  # fetch and analyse once, untimed
-    rows = {}
-    ws.shutdown()
-    ws.bazel("clean", log=False)
-    rows["b"] = timed(lambda: build("--config=noworker"))
-    rows["a"], _ = run_baseline(ws, labels, scratch)
-    ws.shutdown()
-    ws.bazel("clean", log=False)
-    rows["c"] = timed(lambda: build(f"--disk_cache={disk_cache}"))
+    rows, runs = {}, {"a": [], "c": []}
+    rows["b"] = clean_build("--config=noworker")
+    runs["a"].append(run_baseline(ws, labels, scratch)[0])
+    runs["c"].append(clean_build(f"--disk_cache={disk_cache}"))
     path, (old, new) = edit
     ws.write(path, ws.read(path).replace(old, new))
     rows["d"] = timed(lambda: build(f"--disk_cache={disk_cache}"))
     rows["e"] = timed(lambda: build(f"--disk_cache={disk_cache}"))
     ws.bazel("clean", log=False)
     rows["f"] = timed(lambda: build(f"--disk_cache={disk_cache}"))
+    runs["a"].append(run_baseline(ws, labels, scratch)[0])
+    runs["c"].append(clean_build())  # no disk cache: it holds these outputs now
     _, out = run_baseline(ws, [changed_label], scratch, repeat_last=True)
     rows["g"] = float(out.split("warm ")[1])
-    return rows
+    for key, values in runs.items():
+        rows[key] = sum(values) / len(values)
+    return rows, runs
 
 
 TARGETS = {  # row: (limit as a function of the rows, how the issue states it)
@@ -104,8 +115,12 @@ ROW_NAMES = {
 }
 
 
-def print_table(name, count, rows, kind):
-    print(f"\n{name}: {count} programs")
+def _seconds(values):
+    return " and ".join(f"{v:.1f} s" for v in values)
+
+
+def print_table(name, count, rows, runs, kind):
+    print(f"\n{name}: {count} programs; (a) runs {_seconds(runs['a'])}, (c) runs {_seconds(runs['c'])}")
     print(f"{'row':<4} {'what':<34} {'wall s':>8} {'x (a)':>7}  target")
     for key in "abcdefg":
         target = ""
@@ -143,8 +158,8 @@ def main(argv):
                 labels = small_models.write_package(ws, count)
                 edit = ("bench_small/m0.py", small_models.FORWARD_EDIT)
                 changed = labels[0]
-            rows = measure(ws, labels, edit, changed, os.path.join(scratch, name + "-disk-cache"), scratch)
-            print_table(name, len(labels), rows, name)
+            rows, runs = measure(ws, labels, edit, changed, os.path.join(scratch, name + "-disk-cache"), scratch)
+            print_table(name, len(labels), rows, runs, name)
         finally:
             ws.shutdown()
 
