@@ -5,6 +5,11 @@ One workspace is built once; each test then makes one edit, runs `bazel test //z
 and checks exactly which actions ran.
 """
 
+import os
+import signal
+import subprocess
+import time
+
 import pytest
 
 from tests.e2e import harness, zoo_workspace
@@ -85,3 +90,43 @@ def test_changing_only_the_backend_relowers_without_reexporting(ws):
     result = _rebuild(ws)
     assert result.executed("TorchExport") == []
     assert result.labels("ExecuTorchLower") == ["//zoo:gate_pte"]
+
+
+def _exporter_workers(ws, command):
+    """Pids of this workspace's persistent workers for `command` (export or lower)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue  # gone, or not ours to read
+        if b"--persistent_worker" in argv and f"--warm={command}".encode() in argv and cwd == ws.execroot:
+            pids.append(int(pid))
+    return pids
+
+
+def _children(pid):
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in found.split()]
+
+
+def test_a_worker_killed_mid_build_fails_that_build_and_the_next_one_succeeds(ws):
+    """Runs last: it kills the workspace's export worker while a request runs in its child."""
+    _edit(ws, "zoo/gate.py", "import torch\n", "import time\n\nimport torch\n\ntime.sleep(15)\n")
+    build = ws.popen("build", "//zoo:gate_pte")
+    deadline = time.monotonic() + 300
+    while True:
+        busy = [pid for pid in _exporter_workers(ws, "export") if _children(pid)]
+        if busy:
+            break
+        assert build.poll() is None and time.monotonic() < deadline, "no worker child ever ran"
+        time.sleep(0.2)
+    os.kill(busy[0], signal.SIGKILL)
+    _, stderr = build.communicate(timeout=300)
+    assert build.returncode != 0, "the build whose worker was killed reported success"
+    assert "//zoo:gate_ep" in stderr or "TorchExport" in stderr, stderr[-2000:]
+    retry = ws.build("//zoo:gate_pte")  # the retry starts a fresh worker
+    assert retry.labels("TorchExport") == ["//zoo:gate_ep"]
+    assert {s["runner"] for s in retry.executed("TorchExport")} == {"worker"}
+    assert os.path.exists(os.path.join(ws.path, "bazel-bin/zoo/gate_pte.pte"))
