@@ -6,9 +6,9 @@ global torch state or crash never reach the next request, and the parent's memor
 grow. A child's result comes back through a pipe (exporter/worker_child.py); the parent answers
 Bazel with one JSON line per request.
 
-The worker supports multiplexing: Bazel sends one worker process per mnemonic all its
-concurrent requests, so a clean build pays the warm-up (about 18 s of CPU for a lowering
-worker) once instead of once per concurrent action.
+The worker is multiplexed: Bazel sends all of a mnemonic's concurrent requests to one worker
+process, so a clean build pays the warm-up (about 18 s of CPU for a lowering worker) once
+instead of once per concurrent action.
 
 Bazel 4.2.3 writes requests without a trailing newline, so requests are decoded from a byte
 stream with JSONDecoder.raw_decode instead of read line by line.
