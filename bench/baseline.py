@@ -26,7 +26,7 @@ def main(argv):
     argv = [a for a in argv if a != "--repeat-last"]
     out_dir, paths = argv[0], argv[1:]
     sys.path.insert(0, os.environ["RULES_TORCH_EXPORT_ROOT"])
-    from exporter import export, lower
+    from exporter import configs, export, lower
 
     configs = [load(p, out_dir) for p in paths]
     for config in configs:
@@ -35,7 +35,10 @@ def main(argv):
             config["pt2"] = os.path.join(out_dir, os.path.basename(config["pt2"]))
 
     def run(config):
-        (export.run if "model" in config else lower.run)(config)
+        if "model" in config:
+            export.run(configs.ExportConfig.from_json(config))
+        else:
+            lower.run(configs.LowerConfig.from_json(config))
 
     for config in configs:
         run(config)

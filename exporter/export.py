@@ -1,20 +1,10 @@
 """The TorchExport action: model + shape spec -> normalised .pt2 and its manifest."""
 
-import os
-
 import torch
 
-from exporter import explain, manifest, ranges, spec as spec_lib
+from exporter import explain, manifest, pt2 as pt2_lib, ranges, spec as spec_lib
 from exporter.errors import UserError
 from exporter.model_loader import load_model
-
-
-def strip_stack_traces(ep):
-    """Drops node stack traces: they hold absolute (sandbox) paths, which differ per action."""
-    for gm in ep.graph_module.modules():
-        if isinstance(gm, torch.fx.GraphModule):
-            for node in gm.graph.nodes:
-                node.meta.pop("stack_trace", None)
 
 
 def resolve_op(name, attr, label):
@@ -47,16 +37,15 @@ def _decomposition(op):
     return None
 
 
-def apply_ir(ep, config):
-    """Runs the decompositions that torch_export's ir, decompose and keep ask for."""
-    ir, label = config.get("ir", "training"), config["label"]
-    if ir == "training":
+def apply_ir(ep, options, label):
+    """Runs the decompositions that torch_export's ir, decompose and keep (options) ask for."""
+    if options.ir == "training":
         return ep
-    table = torch.export.default_decompositions() if ir == "core_aten" else {}
-    for name in config.get("keep", []):
+    table = torch.export.default_decompositions() if options.ir == "core_aten" else {}
+    for name in options.keep:
         for op in resolve_op(name, "keep", label):
             table.pop(op, None)
-    for name in config.get("decompose", []):
+    for name in options.decompose:
         found = {op: _decomposition(op) for op in resolve_op(name, "decompose", label)}
         found = {op: fn for op, fn in found.items() if fn is not None}
         if not found:
@@ -85,7 +74,7 @@ def _export(module, inputs, config):
             inputs.args,
             inputs.kwargs,
             dynamic_shapes=inputs.dynamic_shapes,
-            strict=config.get("strict", False),
+            strict=config.options.strict,
         )
     except UserError:
         raise
@@ -100,43 +89,38 @@ def _check_specialised(specialised, config):
             continue
         where = f"{record['input']} axis {record['axis']}"
         raise UserError(
-            f"shape_spec {config['spec_label']} asks for {where} to be dynamic "
-            f"({record['requested']}), but model {config['model']['label']} specialised it to "
+            f"shape_spec {config.spec_label} asks for {where} to be dynamic "
+            f"({record['requested']}), but model {config.model.label} specialised it to "
             f"{record['specialised']}; write {record['specialised']} there instead (or use AUTO, "
             f"which lets export specialise it), or change the model"
         )
 
 
 def run(config):
-    module = load_model(config["model"])
-    spec = config["spec"]
-    inputs = spec_lib.build_inputs(spec, module.forward, config["spec_label"])
+    """Runs the action for an ExportConfig."""
+    module = load_model(config.model)
+    spec = config.spec
+    inputs = spec_lib.build_inputs(spec, module.forward, config.spec_label)
     ep = _export(module, inputs, config)
     dims, range_constraints, specialised = ranges.report(ep, inputs, spec)
     _check_specialised(specialised, config)
-    ep = apply_ir(ep, config)
-    strip_stack_traces(ep)
-    pt2, manifest_path = config["outputs"]["pt2"], config["outputs"]["manifest"]
-    tmp = pt2 + ".tmp"
-    torch.export.save(ep, tmp)
-    os.replace(tmp, pt2)
+    ep = apply_ir(ep, config.options, config.label)
+    pt2, manifest_path = config.outputs["pt2"], config.outputs["manifest"]
+    pt2_lib.save(ep, pt2)
     input_specs, output_specs = _signature_record(ep)
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pt2-manifest/1",
-        "label": config["label"],
-        "model": {k: config["model"][k] for k in ("label", "entry")},
-        "shape_spec": {"label": config["spec_label"], "spec": spec},
-        "export": {k: config.get(k, d) for k, d in
-                   (("strict", False), ("ir", "training"), ("decompose", []), ("keep", []))},
+        "label": config.label,
+        "model": {"label": config.model.label, "entry": config.model.entry},
+        "shape_spec": {"label": config.spec_label, "spec": spec},
+        "export": config.options.to_json(),
         "pt2": manifest.file_record(pt2),
-        "inputs": manifest.inputs_record(config),
+        "inputs": manifest.inputs_record(config.raw),
         "input_specs": input_specs,
         "output_specs": output_specs,
         "range_constraints": range_constraints,
         "dims": dims,
         "specialised": specialised,
-        "operators": manifest.operator_histogram(
-            m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)
-        ),
-        "toolchain": manifest.toolchain_record(config["identity"]),
+        "operators": manifest.operator_histogram(pt2_lib.graph_modules(ep)),
+        "toolchain": manifest.toolchain_record(config.identity),
     })

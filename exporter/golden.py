@@ -21,11 +21,9 @@ def _load_config(path):
 
 def render(config):
     """The snapshot text of the config's .pt2 (and .pte)."""
-    import torch
+    from exporter import pt2, snapshot
 
-    from exporter import snapshot
-
-    ep = torch.export.load(config["pt2"])
+    ep = pt2.load(config["pt2"])
     pte_bytes = None
     if config.get("pte"):
         with open(config["pte"], "rb") as f:

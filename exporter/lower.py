@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from exporter import manifest
+from exporter import lower_errors, manifest, pt2 as pt2_lib
 from exporter.errors import UserError
 
 BACKENDS = ("xnnpack",)
@@ -65,39 +65,41 @@ def _delegate_size(program, location):
 
 
 def run(config):
-    pt2 = config["pt2"]
+    """Runs the action for a LowerConfig."""
+    context = lower_errors.Context(config.label, config.exported_label, config.backends,
+                                   config.export, config.spec_label)
     try:
-        ep = torch.export.load(pt2)
+        ep = pt2_lib.load(config.pt2)
     except Exception as e:
-        raise UserError(f"cannot load {os.path.basename(pt2)}: {e}") from e
-    backends = config.get("backends", [])
+        unresolved = pt2_lib.unresolved_operators(config.pt2)
+        if unresolved:
+            raise UserError(lower_errors.unresolved_message(unresolved, context)) from e
+        raise UserError(f"cannot load {os.path.basename(config.pt2)}: {e}") from e
+    unbounded = lower_errors.unbounded_sizes(ep, config.spec)
+    if unbounded:
+        raise UserError(lower_errors.unbounded_message(unbounded, context))
     try:
-        et_program = lower(ep, backends)
+        et_program = lower(ep, list(config.backends))
     except UserError:
         raise
     except Exception as e:
-        key = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
-        raise UserError(
-            f"ExecuTorch lowering of {config['exported_label']} to backends {backends} failed: "
-            f"{type(e).__name__}: {key.strip()}; try `backends = []` (portable) to see whether "
-            f"the delegate is at fault"
-        ) from e
-    pte, manifest_path = config["outputs"]["pte"], config["outputs"]["manifest"]
+        raise UserError(lower_errors.explain(e, context)) from e
+    pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
     tmp = pte + ".tmp"
     with open(tmp, "wb") as f:
         f.write(et_program.buffer)
     os.replace(tmp, pte)
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
-        "label": config["label"],
-        "exported": {"label": config["exported_label"], "pt2_sha256": manifest.sha256_file(pt2)},
-        "backends": backends,
+        "label": config.label,
+        "exported": {"label": config.exported_label, "pt2_sha256": manifest.sha256_file(config.pt2)},
+        "backends": list(config.backends),
         "pte": manifest.file_record(pte),
-        "inputs": manifest.inputs_record(config),
+        "inputs": manifest.inputs_record(config.raw),
         "methods": program_summary(et_program.executorch_program),
-        "toolchain": manifest.toolchain_record(config["identity"]),
+        "toolchain": manifest.toolchain_record(config.identity),
     })
-    if "summary" in config["outputs"]:
+    if "summary" in config.outputs:
         from exporter import pte_inspect
 
-        manifest.write_json(config["outputs"]["summary"], pte_inspect.summarize(pte))
+        manifest.write_json(config.outputs["summary"], pte_inspect.summarize(pte))

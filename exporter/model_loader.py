@@ -17,17 +17,17 @@ def _import_module(module_name, model):
     except ModuleNotFoundError as e:
         if e.name and module_name.startswith(e.name):
             raise UserError(
-                f"torch_model {model['label']}: entry {model['entry']!r} names module "
+                f"torch_model {model.label}: entry {model.entry!r} names module "
                 f"{module_name!r}, which is neither in its srcs/deps nor installed; add the "
                 f"file (e.g. {module_name.replace('.', '/')}.py) to `srcs`, or fix `entry`"
             ) from None
         raise UserError(
-            f"torch_model {model['label']}: importing {module_name!r} failed: {e}"
+            f"torch_model {model.label}: importing {module_name!r} failed: {e}"
             f"{_user_frame(e)}; add the module that provides {e.name!r} to `deps`"
         ) from None
     except Exception as e:
         raise UserError(
-            f"torch_model {model['label']}: importing {module_name!r} raised "
+            f"torch_model {model.label}: importing {module_name!r} raised "
             f"{type(e).__name__}: {e}{_user_frame(e)}"
         ) from None
 
@@ -38,7 +38,7 @@ def _resolve(module, qualname, model):
         if not hasattr(obj, part):
             public = sorted(n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n)))
             raise UserError(
-                f"torch_model {model['label']}: entry {model['entry']!r}: module "
+                f"torch_model {model.label}: entry {model.entry!r}: module "
                 f"{module.__name__!r} has no {qualname!r}; set `entry` to one of its callables: "
                 f"{', '.join(public[:12]) or '(none)'}"
             )
@@ -55,39 +55,39 @@ def add_import_roots(roots):
 
 
 def load_model(model):
-    """Returns the model in eval mode. `model` is the torch_model part of the action config."""
-    module_name, sep, qualname = model["entry"].partition(":")
+    """Returns the model in eval mode. `model` is a configs.ModelConfig."""
+    module_name, sep, qualname = model.entry.partition(":")
     if not sep or not module_name or not qualname:
         raise UserError(
-            f"torch_model {model['label']}: entry {model['entry']!r} must look like "
+            f"torch_model {model.label}: entry {model.entry!r} must look like "
             f"'package.module:callable'; fix `entry`"
         )
-    add_import_roots(model.get("import_roots", ["."]))
+    add_import_roots(model.import_roots)
     factory = _resolve(_import_module(module_name, model), qualname, model)
     if isinstance(factory, torch.nn.Module):
         # An instance, such as a torch._export.db.examples case's `model`: use it as it is.
-        if model.get("init_args"):
+        if model.init_args:
             raise UserError(
-                f"torch_model {model['label']}: entry {model['entry']!r} is a module instance, "
+                f"torch_model {model.label}: entry {model.entry!r} is a module instance, "
                 f"which takes no init_args; drop init_args or point `entry` at its class"
             )
         return _finish(factory, model)
     if not callable(factory):
         raise UserError(
-            f"torch_model {model['label']}: entry {model['entry']!r} is a "
+            f"torch_model {model.label}: entry {model.entry!r} is a "
             f"{type(factory).__name__}, not a callable; point `entry` at a function or class"
         )
     seed_everything()
     try:
-        module = factory(**model.get("init_args", {}))
+        module = factory(**model.init_args)
     except TypeError as e:
         raise UserError(
-            f"torch_model {model['label']}: calling {model['entry']!r} with init_args "
-            f"{model.get('init_args', {})} failed: {e}; fix `init_args`"
+            f"torch_model {model.label}: calling {model.entry!r} with init_args "
+            f"{model.init_args} failed: {e}; fix `init_args`"
         ) from None
     except Exception as e:
         raise UserError(
-            f"torch_model {model['label']}: calling {model['entry']!r} raised "
+            f"torch_model {model.label}: calling {model.entry!r} raised "
             f"{type(e).__name__}: {e}{_user_frame(e)}"
         ) from None
     if not isinstance(module, torch.nn.Module) and hasattr(module, "get_eager_model"):
@@ -95,7 +95,7 @@ def load_model(model):
         module = module.get_eager_model()
     if not isinstance(module, torch.nn.Module):
         raise UserError(
-            f"torch_model {model['label']}: entry {model['entry']!r} returned a "
+            f"torch_model {model.label}: entry {model.entry!r} returned a "
             f"{type(module).__name__}, not a torch.nn.Module; point `entry` at a function or "
             f"class that returns the model"
         )
@@ -103,18 +103,18 @@ def load_model(model):
 
 
 def _finish(module, model):
-    if model.get("checkpoint"):
+    if model.checkpoint:
         _load_checkpoint(module, model)
     return module.eval()
 
 
 def _load_checkpoint(module, model):
-    path = model["checkpoint"]
+    path = model.checkpoint
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise UserError(
-            f"torch_model {model['label']}: checkpoint {os.path.basename(path)!r} is not a "
+            f"torch_model {model.label}: checkpoint {os.path.basename(path)!r} is not a "
             f"state_dict that torch.load(weights_only=True) reads: {str(e).splitlines()[0]}; "
             f"save it with torch.save(model.state_dict(), path)"
         ) from None
@@ -125,6 +125,6 @@ def _load_checkpoint(module, model):
     except Exception as e:
         first = str(e).strip().splitlines()
         raise UserError(
-            f"torch_model {model['label']}: checkpoint {os.path.basename(path)!r} does not fit "
+            f"torch_model {model.label}: checkpoint {os.path.basename(path)!r} does not fit "
             f"the model: {' '.join(first[:3])}; regenerate the checkpoint or fix `init_args`"
         ) from None

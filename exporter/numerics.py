@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from exporter import spec as spec_lib
+from exporter import pt2, spec as spec_lib
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -85,6 +85,24 @@ def call_arguments(ep, values):
     return tuple(values[n] for n in params[:n_args]), {k: values[k] for k in keywords}
 
 
+def runtime_inputs(args, kwargs, n_inputs):
+    """The flat list the runtime's Method.execute takes, in the program's input order.
+
+    The program keeps an input slot for every leaf, None included; a str is baked into the
+    program and its slot takes None (the Python runtime accepts no str). Older programs that
+    dropped non-tensor inputs take the tensors alone.
+    """
+    flat = torch.utils._pytree.tree_leaves((args, kwargs), is_leaf=lambda v: v is None)
+    if len(flat) != n_inputs:
+        flat = [v for v in flat if isinstance(v, torch.Tensor)]
+    return [v.clone() if isinstance(v, torch.Tensor) else None if isinstance(v, str) else v for v in flat]
+
+
+def shapes_text(values):
+    """'[4, 3], [8, 0]': the sizes of the tensors a case feeds, so derived sizes show."""
+    return ", ".join(f"[{', '.join(map(str, v.shape))}]" for v in values if isinstance(v, torch.Tensor))
+
+
 def compare(actual, expected, rtol, atol):
     """(ok, report) for one output tensor."""
     described = f"{str(expected.dtype).replace('torch.', '')}[{', '.join(map(str, expected.shape))}]"
@@ -106,11 +124,12 @@ def compare(actual, expected, rtol, atol):
 
 
 def _reference(config, ep):
+    from exporter.configs import ModelConfig
     from exporter.model_loader import load_model
 
     if config["reference"] == "exported":
         return ep.module(), f"the exported program {config['exported_label']}"
-    model = load_model(config["model"])
+    model = load_model(ModelConfig.from_json(config["model"]))
     return model, f"the eager model {config['model']['label']}"
 
 
@@ -118,7 +137,7 @@ def run(config):
     """Runs every case; returns (ok, report text)."""
     from executorch.runtime import Runtime
 
-    ep = torch.export.load(config["pt2"])
+    ep = pt2.load(config["pt2"])
     with open(config["pt2_manifest"], encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
     reference, reference_name = _reference(config, ep)
@@ -132,10 +151,8 @@ def run(config):
     ok = True
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
         args, kwargs = call_arguments(ep, make_inputs(config["spec"], sizes))
-        flat = torch.utils._pytree.tree_leaves((args, kwargs))
-        if len(flat) != n_inputs:  # non-tensor inputs were baked into the program
-            flat = [v for v in flat if isinstance(v, torch.Tensor)]
-        feed = [v.clone() if isinstance(v, torch.Tensor) else v for v in flat]
+        feed = runtime_inputs(args, kwargs, n_inputs)
+        lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
         with torch.no_grad():
             expected = reference(*args, **kwargs)
         expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]

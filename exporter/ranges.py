@@ -10,7 +10,7 @@ from torch.utils._sympy.value_ranges import bound_sympy
 from exporter import spec as spec_lib
 
 
-def _bound(value):
+def bound(value):
     """An int bound, or None for an open end (torch's int_oo; sympy calls it finite)."""
     if value in (int_oo, -int_oo, sympy.oo, -sympy.oo):
         return None
@@ -75,12 +75,12 @@ def report(ep, inputs, spec):
         if isinstance(size, torch.SymInt) and not size.node.expr.is_number:
             expr = size.node.expr
             vr = bound_sympy(expr, ep.range_constraints)
-            record.update(expr=str(expr.xreplace(names)), min=_bound(vr.lower), max=_bound(vr.upper))
+            record.update(expr=str(expr.xreplace(names)), min=bound(vr.lower), max=bound(vr.upper))
             if isinstance(parsed, spec_lib.Linear) and parsed.name not in ranges:
                 root = [s for s in expr.free_symbols if names.get(s) == sympy.Symbol(parsed.name)]
                 if root:
                     root_vr = bound_sympy(root[0], ep.range_constraints)
-                    ranges[parsed.name] = {"min": _bound(root_vr.lower), "max": _bound(root_vr.upper)}
+                    ranges[parsed.name] = {"min": bound(root_vr.lower), "max": bound(root_vr.upper)}
         else:
             record["specialised"] = int(size.node.expr if isinstance(size, torch.SymInt) else size)
             specialised.append(record)

@@ -8,7 +8,6 @@ become sym0, sym1, ... in order of first appearance.
 """
 
 import importlib.metadata
-import inspect
 
 import sympy
 import torch
@@ -46,48 +45,15 @@ def parse_versions(text):
     return None
 
 
-def _leaves(node):
-    """The spec NODE's pytree leaves in flatten order: tensor nodes, None for other values."""
-    kind, body = next(iter(node.items()))
-    if kind == "tensor":
-        return [body]
-    if kind in ("list", "tuple"):
-        return [leaf for item in body for leaf in _leaves(item)]
-    if kind == "dict":
-        return [leaf for entry in body for leaf in _leaves(entry["value"])]
-    return [] if kind == "none" else [None]
-
-
-def _spec_leaves(ep, spec):
-    """The spec's tensor nodes lined up with ep's user inputs, or None if they do not line up.
-
-    torch.export flattens (args, kwargs): the positional parameters in forward's order, then
-    the keywords in the order they were passed.
-    """
-    by_name = {e["name"]: e["value"] for e in spec.get("inputs", [])}
-    in_spec = ep.call_spec.in_spec
-    if in_spec is None:
-        return None
-    params = list(inspect.signature(ep.module().forward).parameters)
-    names = params[:in_spec.child(0).num_children] + list(in_spec.child(1).context or [])
-    if any(n not in by_name for n in names):
-        return None
-    leaves = [leaf for n in names for leaf in _leaves(by_name[n])]
-    return leaves if len(leaves) == len(ep.graph_signature.user_inputs) else None
-
-
 def symbol_names(ep, spec):
     """Maps each input-size symbol to its shape_spec dim name, where the spec names one."""
     if not spec or not spec.get("dims"):
         return {}
-    leaves = _spec_leaves(ep, spec)
+    leaves = spec_lib.program_leaves(ep, spec)
     if leaves is None:
         return {}
-    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     names = {}
-    for user_input, leaf in zip(ep.graph_signature.user_inputs, leaves):
-        node = nodes.get(user_input) if isinstance(user_input, str) else None
-        val = node.meta.get("val") if node is not None else None
+    for (_, leaf), val in zip(leaves, spec_lib.user_input_values(ep)):
         if leaf is None or not isinstance(val, torch.Tensor):
             continue
         for size, written in zip(val.shape, leaf["shape"]):

@@ -122,6 +122,50 @@ def walk_tensors(spec):
             stack.extend((f"{path}[{key_text(e['key'])}]", e["value"]) for e in reversed(body))
 
 
+def _leaves(node, path):
+    """(path, tensor node or None) for each pytree leaf of a NODE, in torch's flatten order.
+
+    Scalars, strings and None are leaves too (torch 2.13's pytree keeps None as a leaf).
+    """
+    kind, body = next(iter(node.items()))
+    if kind == "tensor":
+        return [(path, body)]
+    if kind in ("list", "tuple"):
+        return [leaf for i, item in enumerate(body) for leaf in _leaves(item, f"{path}[{i}]")]
+    if kind == "dict":
+        return [leaf for e in body for leaf in _leaves(e["value"], f"{path}[{key_text(e['key'])}]")]
+    return [(path, None)]
+
+
+def program_leaves(ep, spec):
+    """The spec's leaves lined up with ep's user inputs, or None if they do not line up.
+
+    torch.export flattens (args, kwargs): the positional parameters in forward's order, then
+    the keywords in the order they were passed.
+    """
+    by_name = {e["name"]: e["value"] for e in (spec or {}).get("inputs", [])}
+    in_spec = ep.call_spec.in_spec
+    if in_spec is None:
+        return None
+    params = list(inspect.signature(ep.module().forward).parameters)
+    names = params[:in_spec.child(0).num_children] + list(in_spec.child(1).context or [])
+    if any(n not in by_name for n in names):
+        return None
+    leaves = [leaf for n in names for leaf in _leaves(by_name[n], f"inputs[{key_text(n)}]")]
+    return leaves if len(leaves) == len(ep.graph_signature.user_inputs) else None
+
+
+def user_input_values(ep):
+    """meta["val"] of each user input placeholder, in order (a FakeTensor, or the constant)."""
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    values = []
+    for s in ep.graph_signature.input_specs:
+        if s.kind.name == "USER_INPUT":
+            node = nodes.get(getattr(s.arg, "name", None))
+            values.append(node.meta.get("val") if node is not None else getattr(s.arg, "value", None))
+    return values
+
+
 def dim_uses(spec):
     """{dim name: [(input path, axis, size as written)]} for every shape entry naming a dim."""
     uses = collections.defaultdict(list)

@@ -51,15 +51,15 @@ def warm_up(command):
 
     import torch
 
-    from exporter import export, lower  # noqa: F401  (imported here for the children)
+    from exporter import export, lower, pt2  # noqa: F401  (imported here for the children)
 
     ep = _tiny_program()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "warm.pt2")
-        torch.export.save(ep, path)
+        pt2.save(ep, path)
         if command == "lower":
             # A portable lowering after this one costs no more than a warm one, so one will do.
-            lower.lower(torch.export.load(path), ["xnnpack"])
+            lower.lower(pt2.load(path), ["xnnpack"])
 
 
 class RequestReader:

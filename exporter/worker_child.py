@@ -2,22 +2,11 @@
 warm parent (exporter/worker.py), whose result comes back through a pipe.
 """
 
-import json
 import os
 import signal
 import struct
 
-
-def _label_of(arguments):
-    """The target label from a request's config, for errors about a crashed child."""
-    from exporter import cli
-
-    try:
-        args = cli.expand_params(arguments)
-        with open(args[1], encoding="utf-8") as f:
-            return json.load(f).get("label", "?")
-    except Exception:
-        return "?"
+from exporter import hermetic, request as request_lib
 
 
 def _die_with_parent():
@@ -55,8 +44,6 @@ class Child:
     """One request running in a child forked from the warm parent."""
 
     def __init__(self, request, protocol_fd):
-        from exporter import cli, hermetic
-
         self.request = request
         self.data = b""
         read_end, write_end = os.pipe()
@@ -72,7 +59,7 @@ class Child:
             try:
                 cache_dir = hermetic.private_cache_dir()
                 hermetic.block_network()  # workers run outside Bazel's sandbox
-                code, text = cli.run_request(request.get("arguments", []))
+                code, text = request_lib.run(self.request.get("arguments", []))
                 hermetic.remove_dir(cache_dir)
             finally:
                 payload = text.encode("utf-8")
@@ -104,7 +91,7 @@ def _result(data, status, arguments):
     if len(data) >= 8:
         code, size = struct.unpack("<iI", data[:8])
         return code, data[8 : 8 + size].decode("utf-8", "replace")
-    label = _label_of(arguments)
+    label = request_lib.label_of(arguments)
     if os.WIFSIGNALED(status):
         how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
     else:

@@ -28,6 +28,7 @@ ExportedProgramInfo = provider(
         "manifest": "The .pt2.json File: sha256 of the .pt2 and of its inputs, signature, ranges.",
         "model": "The TorchModelInfo it was exported from.",
         "spec": "The ShapeSpecInfo it was exported with.",
+        "options": "dict: the torch_export's strict, ir, decompose and keep.",
     },
 )
 

@@ -11,6 +11,13 @@ class Interleave(torch.nn.Module):
         return (x + evens) * z[1:].unsqueeze(1)
 
 
+class Named(torch.nn.Module):
+    """The tutorial's Named case: x is [dx, 3], y is [2*dx, dh]."""
+
+    def forward(self, x, y):
+        return torch.cat([x, x], 0).sum(1) + y.sum(1)
+
+
 class Unrelated(torch.nn.Module):
     """The tutorial's failing case: x + y[1:] needs len(y) == len(x) + 1."""
 

@@ -73,6 +73,13 @@ def test_derived_ranges():
     assert m["shape_spec"]["spec"]["dims"]["dx"]["example"] == 4
 
 
+def test_named_ranges():
+    m = manifest("named")
+    assert m["range_constraints"] == {"dh": {"min": 0, "max": 512}, "dx": {"min": 4, "max": 256}}
+    y0 = axis(m, Y, 0)
+    assert (y0["requested"], y0["expr"], y0["min"], y0["max"]) == ("2*dx", "2*dx", 8, 512)
+
+
 def test_cond_ranges():
     m = manifest("cond")
     assert m["operators"]["torch.ops.higher_order.cond"] == 1

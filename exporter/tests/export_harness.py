@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from exporter import export
+from exporter import configs, export
 
 
 def tensor(shape, dtype="float32", hints=None, fill=None):
@@ -34,8 +34,8 @@ def config_for(tmp_path, entry, inputs, dims=None, **options):
 
 
 def run_export(config):
-    """Runs export.run(config); returns the manifest it wrote."""
-    export.run(config)
+    """Runs export.run on the config (its JSON form); returns the manifest it wrote."""
+    export.run(configs.ExportConfig.from_json(config))
     with open(config["outputs"]["manifest"], encoding="utf-8") as f:
         return json.load(f)
 

@@ -1,5 +1,7 @@
 """Real torch.export failures, translated into one line of shape_spec edits and model fixes."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from exporter.errors import UserError
@@ -83,7 +85,7 @@ def test_any_specialised_request_but_auto_is_refused(requested):
     from exporter import export
 
     record = {"input": 'inputs["x"]', "axis": 0, "requested": requested, "specialised": 4}
-    config = {"spec_label": "//t:spec", "model": {"label": "//t:model"}}
+    config = SimpleNamespace(spec_label="//t:spec", model=SimpleNamespace(label="//t:model"))
     with pytest.raises(UserError, match=r'inputs\["x"\] axis 0 to be dynamic .*specialised it to 4'):
         export._check_specialised([record], config)
     export._check_specialised([dict(record, requested="AUTO")], config)

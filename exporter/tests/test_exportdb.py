@@ -19,7 +19,7 @@ from torch.utils._sympy.value_ranges import bound_sympy
 
 from exporter import manifest as manifest_lib
 from exporter.errors import UserError
-from exporter.ranges import _bound
+from exporter.ranges import bound as _bound
 from exporter.tests.export_harness import config_for, dims_by_axis, run_export
 
 CASES = all_examples()

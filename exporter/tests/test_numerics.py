@@ -142,3 +142,16 @@ def test_nested_and_keyword_inputs_reach_the_runtime_in_the_programs_order(tmp_p
     ok, report = numerics.run(config)
     assert ok, report
     assert "max batch=6: output 0 float32[6, 3]" in report
+
+
+def test_every_derived_size_reaches_its_min_and_max():
+    """The tutorial's Named sizes plus dx+1: each case moves every size written with dx."""
+    t = lambda shape: {"tensor": {"shape": shape, "dtype": "float32"}}  # noqa: E731
+    spec = {"dims": {"dx": {"min": 4, "max": 256, "example": 4}, "dh": {"min": None, "max": 512, "example": 2}},
+            "inputs": [{"name": "x", "value": t(["dx", 3])}, {"name": "y", "value": t(["2*dx", "dh"])},
+                       {"name": "z", "value": t(["dx+1"])}]}
+    ranges = {"dx": {"min": 4, "max": 256}, "dh": {"min": 0, "max": 512}}
+    sizes = {name: make for name, make in numerics.cases(spec, ranges, [])}
+    shapes = {name: {k: tuple(v.shape) for k, v in numerics.make_inputs(spec, s).items()} for name, s in sizes.items()}
+    assert shapes["min dh=0, dx=4"] == {"x": (4, 3), "y": (8, 0), "z": (5,)}
+    assert shapes["max dh=512, dx=256"] == {"x": (256, 3), "y": (512, 512), "z": (257,)}

@@ -212,9 +212,10 @@ def test_ir_core_aten_decomposes_unless_kept(tmp_path):
 
 def test_executorch_example_models_as_entries(tmp_path):
     """entry may name an installed class; an EagerModelBase gives its get_eager_model()."""
+    from exporter.configs import ModelConfig
     from exporter.model_loader import load_model
 
-    lstm = load_model({"label": "//t:m", "entry": "executorch.examples.models.lstm:LSTMModel", "init_args": {}})
+    lstm = load_model(ModelConfig.from_json({"label": "//t:m", "entry": "executorch.examples.models.lstm:LSTMModel"}))
     assert isinstance(lstm, torch.nn.Module) and "LSTM" in type(lstm).__name__
     m = run_export(config_for(tmp_path, "executorch.examples.models.toy_model:AddModule",
                               {"x": tensor(["n"]), "y": tensor(["n"])}, {"n": {"min": 2, "max": 8, "example": 3}}))

@@ -29,6 +29,10 @@ def _executorch_program_impl(ctx):
             "exported_label": str(exported.label),
             "pt2": exported.pt2.path,
             "backends": ctx.attr.backends,
+            # For messages: the spec names the sizes, the options are the fixes to offer.
+            "spec_label": str(exported.spec.label),
+            "spec": exported.spec.spec,
+            "export": exported.options,
         },
         inputs = [exported.pt2],
         outputs = outputs,

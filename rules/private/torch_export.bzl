@@ -37,12 +37,18 @@ def _torch_export_impl(ctx):
     pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
     checkpoint = [model.checkpoint] if model.checkpoint else []
+    options = {
+        "strict": ctx.attr.strict,
+        "ir": ctx.attr.ir,
+        "decompose": ctx.attr.decompose,
+        "keep": ctx.attr.keep,
+    }
     log = run_exporter(
         ctx,
         command = "export",
         mnemonic = "TorchExport",
         progress_message = "Exporting {} (torch.export of {})".format(ctx.label, model.label),
-        config = {
+        config = dict(options, **{
             "model": {
                 "label": str(model.label),
                 "entry": model.entry,
@@ -53,16 +59,19 @@ def _torch_export_impl(ctx):
             },
             "spec_label": str(spec.label),
             "spec": spec.spec,
-            "strict": ctx.attr.strict,
-            "ir": ctx.attr.ir,
-            "decompose": ctx.attr.decompose,
-            "keep": ctx.attr.keep,
-        },
+        }),
         inputs = depset(checkpoint, transitive = [model.srcs]),
         outputs = {"pt2": pt2, "manifest": manifest},
     )
     return [
-        ExportedProgramInfo(label = ctx.label, pt2 = pt2, manifest = manifest, model = model, spec = spec),
+        ExportedProgramInfo(
+            label = ctx.label,
+            pt2 = pt2,
+            manifest = manifest,
+            model = model,
+            spec = spec,
+            options = options,
+        ),
         DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
         OutputGroupInfo(logs = depset([log])),
     ]

@@ -6,6 +6,8 @@ Three checkouts of the same sources, at different absolute paths, each with its 
   B  builds one-shot unsandboxed (--spawn_strategy=local) under another PYTHONHASHSEED;
   C  gets everything from the caches, builds in the persistent worker (the default strategy),
      then faces a dead, a dying and a corrupted cache.
+A and B also build //zoo/options, one export (and program) per torch_export option: the table
+in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there.
 """
 
 import json
@@ -61,6 +63,26 @@ def checkout_c(checkout_a, cache):
         yield ws
 
 
+OPTIONS = "//zoo/options:all"
+
+
+def _option_outputs(ws):
+    """Workspace-relative paths of every .pt2 and .pte that //zoo/options built."""
+    folder = os.path.join(ws.path, "bazel-bin", "zoo", "options")
+    return sorted(f"bazel-bin/zoo/options/{name}" for name in os.listdir(folder)
+                  if name.endswith((".pt2", ".pte")))
+
+
+@pytest.fixture(scope="module")
+def option_builds(checkout_a, checkout_b):
+    """//zoo/options built one-shot in A (sandboxed) and B (local, another hash seed)."""
+    ws_a, ws_b = checkout_a[0], checkout_b[0]
+    result_a = ws_a.build(OPTIONS, "--spawn_strategy=sandboxed")
+    seed = {"PYTHONHASHSEED": "12345"}
+    result_b = ws_b.build(OPTIONS, "--spawn_strategy=local", "--action_env=PYTHONHASHSEED=12345", env=seed)
+    return (ws_a, result_a), (ws_b, result_b)
+
+
 def _differences(expected, actual):
     return sorted(k for k in set(expected) | set(actual) if expected.get(k) != actual.get(k))
 
@@ -82,6 +104,18 @@ def test_outputs_identical_across_checkouts_strategies_and_hash_seeds(checkout_a
         assert len(result_b.executed(mnemonic)) == 3
     assert len(digests_a) == len(zoo_workspace.OUTPUTS) + 4  # the bundle: index + 3 programs
     assert _differences(digests_a, digests_b) == []
+
+
+def test_every_export_option_gives_the_same_bytes_in_two_servers_at_two_paths(option_builds):
+    (ws_a, result_a), (ws_b, result_b) = option_builds
+    outputs = _option_outputs(ws_a)
+    pt2s, ptes = [o for o in outputs if o.endswith(".pt2")], [o for o in outputs if o.endswith(".pte")]
+    assert len(pt2s) >= 8 and len(ptes) >= 7, outputs  # the table's rows, at the least
+    for result in (result_a, result_b):  # both really ran every action: no cache between them
+        assert len(result.executed("TorchExport")) == len(pt2s)
+        assert len(result.executed("ExecuTorchLower")) == len(ptes)
+    assert _option_outputs(ws_b) == outputs
+    assert _differences(ws_a.digests(outputs), ws_b.digests(outputs)) == []
 
 
 def _machine_paths(ws):

@@ -1,0 +1,145 @@
+"""Each exporter action's config: the JSON file its rule writes, as a typed object.
+
+The rules (rules/private/*.bzl) write one JSON file per action; from_json reads it, fills in
+the defaults (here, and only here), and keeps the JSON itself as `raw`, whose digest the
+manifests record ("settings"). Every config has:
+
+  label      the target's label, for messages
+  identity   path of the toolchain's identity file (Python version and distributions)
+  outputs    {role: path}: what the action writes ("pt2", "pte", "manifest", "log", ...)
+"""
+
+import dataclasses
+
+IRS = ("training", "inference", "core_aten")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """A torch_model: how to build the nn.Module (see model_loader.load_model).
+
+    entry         'package.module:callable' that returns the module
+    init_args     keyword arguments for the callable
+    checkpoint    path of a state_dict to load, or None
+    srcs          paths of the model's Python files (recorded in the manifest)
+    import_roots  folders to put first on sys.path
+    """
+
+    label: str
+    entry: str
+    init_args: dict = dataclasses.field(default_factory=dict)
+    checkpoint: str = None
+    srcs: tuple = ()
+    import_roots: tuple = (".",)
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data["label"],
+            entry=data["entry"],
+            init_args=dict(data.get("init_args") or {}),
+            checkpoint=data.get("checkpoint"),
+            srcs=tuple(data.get("srcs", ())),
+            import_roots=tuple(data.get("import_roots", (".",))),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportOptions:
+    """torch_export's options: strict (TorchDynamo) tracing, the IR, and its decompositions."""
+
+    strict: bool = False
+    ir: str = "training"
+    decompose: tuple = ()
+    keep: tuple = ()
+
+    @classmethod
+    def from_json(cls, data):
+        data = data or {}
+        return cls(
+            strict=bool(data.get("strict", False)),
+            ir=data.get("ir", "training"),
+            decompose=tuple(data.get("decompose", ())),
+            keep=tuple(data.get("keep", ())),
+        )
+
+    def to_json(self):
+        """The manifest's "export" record."""
+        return {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose), "keep": list(self.keep)}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportConfig:
+    """TorchExport: model + shape spec -> .pt2 (outputs "pt2", "manifest", "log").
+
+    spec_label, spec   the shape_spec's label and JSON (documented in spec.py)
+    options            ExportOptions (in the JSON: top-level strict, ir, decompose, keep)
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    model: ModelConfig
+    spec_label: str
+    spec: dict
+    options: ExportOptions
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data.get("label", "?"),
+            identity=data["identity"],
+            outputs=dict(data.get("outputs", {})),
+            model=ModelConfig.from_json(data["model"]),
+            spec_label=data["spec_label"],
+            spec=data["spec"],
+            options=ExportOptions.from_json(data),
+            raw=data,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerConfig:
+    """ExecuTorchLower: .pt2 -> .pte (outputs "pte", "manifest", "log", optional "summary").
+
+    exported_label     the torch_export target the .pt2 came from
+    pt2                path of the .pt2; the lowering never re-exports
+    backends           partitioners, e.g. ["xnnpack"]; [] is the portable runtime
+    spec_label, spec   the export's shape_spec (names sizes in messages), or None
+    export             the export's ExportOptions (the fixes a message may offer)
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    exported_label: str
+    pt2: str
+    backends: tuple
+    spec_label: str
+    spec: dict
+    export: ExportOptions
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data.get("label", "?"),
+            identity=data["identity"],
+            outputs=dict(data.get("outputs", {})),
+            exported_label=data["exported_label"],
+            pt2=data["pt2"],
+            backends=tuple(data.get("backends", ())),
+            spec_label=data.get("spec_label"),
+            spec=data.get("spec"),
+            export=ExportOptions.from_json(data.get("export")),
+            raw=data,
+        )
+
+
+COMMANDS = {"export": ExportConfig, "lower": LowerConfig}
+
+
+def from_json(command, data):
+    """The typed config of `command` ("export" or "lower") from its JSON."""
+    return COMMANDS[command].from_json(data)

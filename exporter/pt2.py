@@ -1,0 +1,108 @@
+"""Writing and reading .pt2 files: what makes them reproducible, and what a loaded one needs.
+
+Written files drop node metadata that depends on the process or the machine:
+- "stack_trace" holds absolute (sandbox) paths, which differ from action to action;
+- "from_node" is provenance that passes such as run_decompositions record, and each entry
+  names its graph by `graph_id`, a Python object id: it differs between processes, and two
+  graphs may even share an id once the first is freed, so no renumbering makes it stable.
+  ExecuTorch's devtools match provenance against the graph ids of the process that lowers,
+  which never equal the ids of the process that exported, so nothing downstream loses by it.
+
+Strict export (TorchDynamo) keys a node's nn_module_stack entries by id(module), another
+Python object id; non-strict export keys them by the module's path ("L__self__body"). Written
+files use the path for both.
+
+Loaded files get one repair before anything traces them again (see docs/shape_specs.md,
+"Derived sizes after a round trip").
+"""
+
+import os
+import re
+import zipfile
+
+import sympy
+import torch
+
+# Node metadata that never reaches a written .pt2.
+_PROCESS_SPECIFIC_META = ("stack_trace", "from_node")
+
+
+def graph_modules(ep):
+    """Every torch.fx GraphModule of the program: the root and its submodules (cond branches)."""
+    return [m for m in ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+
+
+def normalise(ep):
+    """Drops or renames the node metadata that differs between processes and machines."""
+    for gm in graph_modules(ep):
+        for node in gm.graph.nodes:
+            for key in _PROCESS_SPECIFIC_META:
+                node.meta.pop(key, None)
+            stack = node.meta.get("nn_module_stack")
+            if stack:
+                node.meta["nn_module_stack"] = {
+                    (f"L__self__{value[0]}" if str(key).isdigit() else key): value
+                    for key, value in stack.items()
+                }
+    return ep
+
+
+def save(ep, path):
+    """Normalises ep and writes it to path atomically (no half-written .pt2 on failure)."""
+    normalise(ep)
+    tmp = path + ".tmp"
+    torch.export.save(ep, tmp)
+    os.replace(tmp, path)
+
+
+def load(path):
+    """torch.export.load, plus the repair that lets the program be traced again."""
+    ep = torch.export.load(path)
+    _drop_derived_ranges_from_shape_env(ep)
+    return ep
+
+
+_TARGET = re.compile(r'"target":\s*"torch\.ops\.([\w.]+)"')
+
+
+def unresolved_operators(path):
+    """The operators the .pt2 calls that this process has not registered (custom ops whose
+    library was not imported), e.g. ["tutorial.scaled_sin.default"].
+
+    torch.export.load fails on them with a generic message (the cause goes to its log only).
+    """
+    names = set()
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.namelist():
+            if member.endswith(".json") and "/models/" in member:
+                names.update(_TARGET.findall(archive.read(member).decode("utf-8", "replace")))
+    missing = []
+    for name in sorted(names):
+        namespace, op, *overload = name.split(".")
+        packet = getattr(getattr(torch.ops, namespace), op, None) if namespace else None
+        if packet is None or (overload and not hasattr(packet, overload[0])):
+            missing.append(name)
+    return missing
+
+
+def _drop_derived_ranges_from_shape_env(ep):
+    """Removes ranges keyed by expressions (such as `2*s77`) from the loaded ShapeEnv.
+
+    torch.export keeps a derived dim's range in range_constraints under its expression. The
+    in-memory program's ShapeEnv ranges only symbols; torch.export.load re-creates the ShapeEnv
+    from range_constraints and also ranges the expression there (serialize.py,
+    `constrain_symbol_range(sym, ...)` for every key). The next trace (run_decompositions,
+    which to_edge and prepare_pt2e call) then fails in `_replace_unbacked_bindings` with
+    "AssertionError: expected sympy.Symbol". An expression's range follows from its symbol's
+    range, so dropping it loses nothing, and ep.range_constraints itself stays as written.
+    Seen with torch 2.13.0; the pass came with pytorch/pytorch#147574.
+    """
+    from torch._guards import detect_fake_mode
+
+    fake_mode = detect_fake_mode([n.meta.get("val") for n in ep.graph.nodes])
+    shape_env = getattr(fake_mode, "shape_env", None)
+    if shape_env is None:
+        return
+    for table in (shape_env.var_to_range, getattr(shape_env, "var_to_range_sloc", {})):
+        for key in [k for k in table if not isinstance(k, sympy.Symbol)]:
+            del table[key]
