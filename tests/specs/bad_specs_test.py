@@ -33,7 +33,7 @@ def build():
         good = 'shape_spec(name = "good", inputs = {"x": tensor(["n"])}, dims = {"n": dim(max = 8)})\n' \
                'torch_export(name = "good_ep", model = ":double", shapes = ":good")\n'
         ws.write("bad/BUILD", 'exports_files(["models.py"])\n' + _package(
-            bad_specs.ANALYSIS + bad_specs.ACTION, bad_specs.PRELUDE) + good)
+            bad_specs.ACTION, bad_specs.PRELUDE) + good)
         for label, snippet, _ in bad_specs.LOADING:
             ws.write(label[2:].split(":")[0] + "/BUILD", bad_specs.PRELUDE + snippet + "\n")
         targets = [label for label, _, _ in bad_specs.CASES] + ["//bad:good_ep"] + sorted(MATRIX_FAILURES)

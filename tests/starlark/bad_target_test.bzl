@@ -1,0 +1,25 @@
+"""bad_target_test: an analysis test that a target fails analysis with every expected fragment.
+
+Analysis-time checks (bad shape specs, bad torch_export attributes) run in-process this way,
+without a Bazel inside Bazel; skylib's analysistest turns the failure into a test result.
+"""
+
+load("@bazel_skylib//lib:unittest.bzl", "analysistest", "asserts")
+
+def _bad_target_test_impl(ctx):
+    env = analysistest.begin(ctx)
+    for needle in ctx.attr.needles:
+        asserts.expect_failure(env, needle)
+    return analysistest.end(env)
+
+_bad_target_test = analysistest.make(
+    _bad_target_test_impl,
+    expect_failure = True,
+    attrs = {"needles": attr.string_list(doc = "Fragments the failure message must contain.")},
+)
+
+def bad_target_test(name, target, needles):
+    """Tests that `target` (":name", tag it manual) fails analysis with a message that names it
+    and holds every fragment of `needles`."""
+    label = "//{}:{}".format(native.package_name(), target.lstrip(":"))
+    _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)

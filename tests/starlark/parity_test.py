@@ -1,0 +1,43 @@
+"""The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
+sympy parser in spec.py), and on the dtypes, backends and IRs each accepts."""
+
+import json
+
+import pytest
+
+from exporter import configs, lower, spec
+
+with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
+    FACTS = json.load(f)
+
+NAMES = {"dx": None, "seq": None, "n": None, "batch_2": None, "a": None, "b": None}
+
+
+def _sympy(text):
+    try:
+        parsed = spec.parse_size(text, NAMES)
+    except ValueError as e:
+        return {"text": text, "error": str(e)}
+    if isinstance(parsed, int):  # a plain int is a size, but not a derived one
+        return {"text": text, "error": "an int"}
+    return {"text": text, "name": parsed.name, "a": parsed.a, "b": parsed.b}
+
+
+@pytest.mark.parametrize("starlark", FACTS["expressions"], ids=lambda e: repr(e["text"]))
+def test_both_parsers_agree(starlark):
+    theirs = _sympy(starlark["text"])
+    if "error" in starlark:
+        assert "error" in theirs, f"analysis refuses {starlark['text']!r}, the exporter reads {theirs}"
+    else:
+        assert theirs == starlark
+
+
+def test_expressions_refused_only_at_analysis_still_parse_in_the_exporter():
+    for text in FACTS["analysis_only"]:
+        assert "error" not in _sympy(text)
+
+
+def test_dtypes_backends_and_irs_agree():
+    assert FACTS["dtypes"] == list(spec.DTYPES)
+    assert FACTS["backends"] == list(lower.BACKENDS)
+    assert FACTS["irs"] == list(configs.IRS)

@@ -1,0 +1,31 @@
+"""starlark_facts: writes what the Starlark side knows as JSON, so a Python test can compare
+it with the exporter: the size expressions parsed by linear_expr.bzl, and the dtypes, backends
+and IRs the rules accept."""
+
+load("//rules/private:executorch_program.bzl", "BACKENDS")
+load("//rules/private:linear_expr.bzl", "parse_linear")
+load("//rules/private:shape_spec_check.bzl", "DTYPES")
+load("//rules/private:torch_export.bzl", "IRS")
+load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
+
+def _parsed(text):
+    e = parse_linear(text)
+    if e.error:
+        return {"text": text, "error": e.error}
+    return {"text": text, "name": e.name, "a": e.a, "b": e.b}
+
+def _starlark_facts_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(out, json.encode_indent({
+        "expressions": [_parsed(text) for text, _ in GOOD] + [_parsed(text) for text in BAD],
+        "analysis_only": ANALYSIS_ONLY,
+        "dtypes": DTYPES,
+        "backends": BACKENDS,
+        "irs": IRS,
+    }) + "\n")
+    return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
+
+starlark_facts = rule(
+    implementation = _starlark_facts_impl,
+    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS and IRS.",
+)
