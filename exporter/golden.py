@@ -2,6 +2,7 @@
 
     golden.py CONFIG.json...            test: fail with a diff and the command that accepts it
     golden.py --update CONFIG.json...   `bazel run`: write the goldens into the source tree
+    golden.py --update --list FILE      the same for the configs FILE lists, one per line
 
 Each CONFIG is written by the graph_snapshot_test rule; its paths are runfiles-relative.
 """
@@ -97,9 +98,23 @@ def update(config, workspace):
     return f"wrote {config['golden']}"
 
 
+def _config_paths(argv):
+    """The config paths of argv: its own, and those the files after --list name."""
+    paths, listing = [], False
+    for arg in argv:
+        if arg in ("--update", "--list"):
+            listing = arg == "--list"
+        elif listing:
+            with open(arg, encoding="utf-8") as f:
+                paths += [line.strip() for line in f if line.strip()]
+        else:
+            paths.append(arg)
+    return paths
+
+
 def main(argv):
     updating = "--update" in argv
-    configs = [_load_config(a) for a in argv if a != "--update"]
+    configs = [_load_config(p) for p in _config_paths(argv)]
     if updating:
         workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
         if not workspace:

@@ -19,6 +19,7 @@ load(
     "//rules:providers.bzl",
     _ExecuTorchProgramInfo = "ExecuTorchProgramInfo",
     _ExportedProgramInfo = "ExportedProgramInfo",
+    _GoldenUpdateInfo = "GoldenUpdateInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
@@ -28,9 +29,9 @@ load(
     _graph_snapshot_test = "graph_snapshot_test",
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
+load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
-load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load(
     "//rules/private:shape_spec.bzl",
     _AUTO = "AUTO",
@@ -66,6 +67,7 @@ TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
 ExecuTorchProgramInfo = _ExecuTorchProgramInfo
+GoldenUpdateInfo = _GoldenUpdateInfo
 
 # What an app ships: programs in one folder, files named by sha256, plus index.json.
 model_bundle = _model_bundle

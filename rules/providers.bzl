@@ -42,3 +42,11 @@ ExecuTorchProgramInfo = provider(
         "exported": "The ExportedProgramInfo it was lowered from.",
     },
 )
+
+GoldenUpdateInfo = provider(
+    doc = "Goldens that a `bazel run` target rewrites (graph_snapshot_test, graph_snapshot_updates).",
+    fields = {
+        "configs": "depset of Files: the JSON configs that exporter/golden.py reads, one per golden.",
+        "runfiles": "runfiles: everything those configs name (programs, the configs themselves).",
+    },
+)

@@ -4,11 +4,8 @@ Like bazel-lib's write_source_files: the test compares, and a `bazel run` target
 golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo")
 load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
-
-# Marks the .update binaries, so graph_snapshot_updates can find every one in a package.
-UPDATE_TAG = "rules_torch_export_golden_update"
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -27,10 +24,11 @@ def _snapshot_config_impl(ctx):
         "golden": ctx.attr.golden_path,
         "update_target": ctx.attr.update_target,
     }) + "\n")
-    return [DefaultInfo(
-        files = depset([config]),
-        runfiles = ctx.runfiles(files = [config, exported.pt2] + extra),
-    )]
+    runfiles = ctx.runfiles(files = [config, exported.pt2] + extra)
+    return [
+        DefaultInfo(files = depset([config]), runfiles = runfiles),
+        GoldenUpdateInfo(configs = depset([config]), runfiles = runfiles),
+    ]
 
 _snapshot_config = rule(
     implementation = _snapshot_config_impl,
@@ -90,23 +88,62 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
         name = update,
         data = [config],
         args = ["--update", "$(rootpath {})".format(config)],
-        tags = [UPDATE_TAG],
         **common
     )
     native.alias(name = name + "_update", actual = ":" + update)
 
-def graph_snapshot_updates(name = "update_goldens", **kwargs):
-    """`bazel run` target that rewrites every graph_snapshot_test golden declared above it.
+def _golden_list_impl(ctx):
+    infos = [dep[GoldenUpdateInfo] for dep in ctx.attr.goldens]
+    configs = depset(transitive = [info.configs for info in infos])
+    listing = ctx.actions.declare_file(ctx.label.name + ".txt")
+    ctx.actions.write(listing, "".join([f.short_path + "\n" for f in configs.to_list()]))
+    runfiles = ctx.runfiles(files = [listing])
+    for info in infos:
+        runfiles = runfiles.merge(info.runfiles)
+    return [
+        DefaultInfo(files = depset([listing]), runfiles = runfiles),
+        GoldenUpdateInfo(configs = configs, runfiles = runfiles),
+    ]
 
-    Call it last in the BUILD file: it collects the .update targets defined before it.
+_golden_list = rule(
+    implementation = _golden_list_impl,
+    doc = "Collects goldens through GoldenUpdateInfo and lists their configs in <name>.txt.",
+    attrs = {
+        "goldens": attr.label_list(
+            providers = [GoldenUpdateInfo],
+            doc = "Snapshot test configs and other golden lists.",
+        ),
+    },
+)
+
+def _with_suffix(label, suffix):
+    return label + suffix if ":" in label or label.startswith("//") else ":" + label + suffix
+
+def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
+    """`bazel run` target that rewrites the goldens of `tests` and of every target in `updates`.
+
+    Goldens are collected through GoldenUpdateInfo, as bazel-lib's write_source_files does, so
+    one target at the root can update every golden of the repository:
+
+        graph_snapshot_updates(
+            name = "update_goldens",
+            updates = ["//models:update_goldens", "//models/gru:update_goldens"],
+        )
+
+    Args:
+      name: the binary's name, by convention "update_goldens".
+      tests: graph_snapshot_test targets, in this package or any other.
+      updates: other graph_snapshot_updates targets, e.g. one per package.
+      **kwargs: passed to the py_binary.
     """
-    configs, data = [], []
-    for rule_name, rule in sorted(native.existing_rules().items()):
-        if UPDATE_TAG in (rule.get("tags") or []):
-            configs += [a for a in rule["args"] if a != "--update"]
-            data += list(rule["data"])
-    if not configs:
-        fail("graph_snapshot_updates {}: no graph_snapshot_test is declared above it; call it last in the BUILD file".format(_label(name)))
+    if not tests and not updates:
+        fail("graph_snapshot_updates {}: name the goldens to update: tests = [\":<graph_snapshot_test>\"] or updates = [\"//pkg:update_goldens\"]".format(_label(name)))
+    goldens = name + ".goldens"
+    _golden_list(
+        name = goldens,
+        goldens = [_with_suffix(t, ".config") for t in tests] + [_with_suffix(u, ".goldens") for u in updates],
+        visibility = ["//visibility:public"],
+    )
     main = name + "_main.py"
     py_entry(name = name + "_main", module = "exporter.golden", out = main, visibility = ["//visibility:private"])
     native.py_binary(
@@ -114,8 +151,8 @@ def graph_snapshot_updates(name = "update_goldens", **kwargs):
         srcs = [main],
         main = main,
         deps = [EXPORTER_LIB],
-        data = data,
-        args = ["--update"] + configs,
+        data = [":" + goldens],
+        args = ["--update", "--list", "$(rootpath :{})".format(goldens)],
         python_version = "PY3",
         srcs_version = "PY3",
         **kwargs

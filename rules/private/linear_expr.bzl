@@ -28,6 +28,9 @@ def _int_or_none(s):
 def parse_linear(expr):
     """Parses a derived size.
 
+    Args:
+      expr: the size as the BUILD file writes it, e.g. "2*dx" or "dx+1".
+
     Returns:
       struct(name, a, b, error): the size is a*name + b with an int a >= 1; or error set to a
       sentence saying what is wrong (the caller adds where it is).
@@ -75,7 +78,16 @@ def parse_linear(expr):
     return struct(name = names.keys()[0], a = a, b = b, error = None)
 
 def format_linear(name, a, b):
-    """The canonical spelling of a*name + b, e.g. "2*dx", "dx+1", "4*dx-2"."""
+    """The canonical spelling of a*name + b.
+
+    Args:
+      name: the dim's name.
+      a: its coefficient, an int >= 1.
+      b: the offset, an int.
+
+    Returns:
+      A string such as "2*dx", "dx+1" or "4*dx-2".
+    """
     text = name if a == 1 else "{}*{}".format(a, name)
     if b > 0:
         text += "+{}".format(b)

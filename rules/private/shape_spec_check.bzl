@@ -202,7 +202,15 @@ def _choose_example(prefix, name, d, uses):
     return example
 
 def check_spec(raw, prefix):
-    """Validates the macro's tagged JSON; returns the spec that exporter/spec.py documents."""
+    """Validates the macro's tagged JSON and fills in every tracing size.
+
+    Args:
+      raw: the spec as shape_spec's macro encodes it (tagged JSON, decoded).
+      prefix: "shape_spec //pkg:name: ", the start of every failure message.
+
+    Returns:
+      The spec in the format that exporter/spec.py documents.
+    """
     dims_raw = raw.get("dims", {})
     for name, d in dims_raw.items():
         _check_dim_fields(prefix, name, d)

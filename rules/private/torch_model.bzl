@@ -16,6 +16,7 @@ def _torch_model_impl(ctx):
     dep_srcs = [d[TorchModelInfo].srcs for d in ctx.attr.deps if TorchModelInfo in d]
     dep_srcs += [d[PyInfo].transitive_sources for d in ctx.attr.deps if TorchModelInfo not in d]
     srcs = depset(ctx.files.srcs, transitive = dep_srcs)
+
     # py_library deps (a custom op's registration, say) import from their repository's root.
     library_roots = [
         _import_root(f)

@@ -34,7 +34,7 @@ torch_export(name = "mlp_ep", model = ":mlp", shapes = ":rows")
 
 graph_snapshot_test(name = "graph_test", exported = ":mlp_ep", golden = "mlp.graph.txt")
 
-graph_snapshot_updates(name = "update_goldens")
+graph_snapshot_updates(name = "update_goldens", tests = [":graph_test"])
 '''
 
 

@@ -215,8 +215,15 @@ def _label(name):
     return "//{}:{}".format(native.package_name(), name)
 
 def lowering_matrix(name, rows = ROWS, backends = BACKENDS, errors = LOWERING_ERRORS):
-    """Declares every row's targets (see the module docstring), and `name`: the JSON list of
-    the programs that must fail, with their messages."""
+    """Declares every row's targets (see the module docstring) and the expected failures.
+
+    Args:
+      name: a rule that writes <name>.json: {program label: {"needles", "absent"}} of the
+        programs that must fail, for //tests/specs:bad_specs_test.
+      rows: the table, {row name: _row(...)}.
+      backends: {backend name: executorch_program backends}.
+      errors: {program name: struct(exported, backends, needles, absent)}.
+    """
     failures = {}
     for row_name, row in rows.items():
         model = row.model

@@ -19,7 +19,12 @@ _bad_target_test = analysistest.make(
 )
 
 def bad_target_test(name, target, needles):
-    """Tests that `target` (":name", tag it manual) fails analysis with a message that names it
-    and holds every fragment of `needles`."""
+    """Tests that `target` fails analysis with a message that names it and holds `needles`.
+
+    Args:
+      name: the test's name.
+      target: ":name" of the bad target in this package; tag it manual.
+      needles: fragments the failure message must contain, besides the target's label.
+    """
     label = "//{}:{}".format(native.package_name(), target.lstrip(":"))
     _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)

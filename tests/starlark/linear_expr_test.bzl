@@ -1,7 +1,9 @@
 """Unit tests of the Starlark size-expression parser (rules/private/linear_expr.bzl)."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
-load("//rules/private:linear_expr.bzl", "format_linear", "is_identifier", "parse_linear")
+
+# These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
+load("//rules/private:linear_expr.bzl", "format_linear", "is_identifier", "parse_linear")  # buildifier: disable=bzl-visibility
 load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _good_impl(ctx):
@@ -25,7 +27,7 @@ def _bad_impl(ctx):
 
 def _format_impl(ctx):
     env = unittest.begin(ctx)
-    for text, (name, a, b) in GOOD:
+    for _, (name, a, b) in GOOD:
         canonical = format_linear(name, a, b)
         reparsed = parse_linear(canonical)
         asserts.equals(env, (name, a, b), (reparsed.name, reparsed.a, reparsed.b), canonical)

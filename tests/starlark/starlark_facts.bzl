@@ -2,10 +2,11 @@
 it with the exporter: the size expressions parsed by linear_expr.bzl, and the dtypes, backends
 and IRs the rules accept."""
 
-load("//rules/private:executorch_program.bzl", "BACKENDS")
-load("//rules/private:linear_expr.bzl", "parse_linear")
-load("//rules/private:shape_spec_check.bzl", "DTYPES")
-load("//rules/private:torch_export.bzl", "IRS")
+# These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
+load("//rules/private:executorch_program.bzl", "BACKENDS")  # buildifier: disable=bzl-visibility
+load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
+load("//rules/private:shape_spec_check.bzl", "DTYPES")  # buildifier: disable=bzl-visibility
+load("//rules/private:torch_export.bzl", "IRS")  # buildifier: disable=bzl-visibility
 load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _parsed(text):
