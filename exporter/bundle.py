@@ -1,6 +1,7 @@
 """The ModelBundle action: programs -> a folder of files named by their sha256, plus index.json.
 
-Run as `python exporter/bundle.py CONFIG.json`. The config, written by model_bundle:
+The model_bundle rule runs it through the exporter (`main.py bundle @params`, a BundleConfig).
+`python exporter/bundle.py CONFIG.json` runs it directly on a config such as:
   {"label": "//app:bundle", "output": "<folder>",
    "programs": [{"label": "//zoo:mlp_pte", "kind": "pte", "file": "...", "manifest": "..."}]}
 The folder then holds `<sha256>.pte` (or .pt2) per distinct program and index.json:
@@ -66,6 +67,18 @@ def build(config, sha256_file):
         json.dump(index, f, indent=2, sort_keys=True)
         f.write("\n")
     return index
+
+
+def run(config):
+    """Runs the action for a BundleConfig."""
+    from exporter import manifest
+    from exporter.errors import UserError
+
+    try:
+        build({"label": config.label, "output": config.outputs["bundle"], "programs": config.programs},
+              manifest.sha256_file)
+    except BundleError as e:
+        raise UserError(str(e)) from e
 
 
 def main(argv):

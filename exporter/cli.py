@@ -1,7 +1,9 @@
 """The exporter's command line: `main.py (export|lower) @params`, one-shot or as a worker.
 
-    main.py [--warm=export|lower] export @params    one request, then exit (request.py)
-    main.py --warm=lower --persistent_worker        a JSON persistent worker (worker.py)
+    main.py [--warm=COMMAND] COMMAND @params       one request, then exit (request.py)
+    main.py --warm=lower --persistent_worker       a JSON persistent worker (worker.py)
+
+COMMAND is export, lower or bundle (configs.COMMANDS).
 """
 
 import argparse
@@ -12,7 +14,7 @@ def main(argv):
     parser = argparse.ArgumentParser(prog="exporter", add_help=False)
     parser.add_argument("--persistent_worker", action="store_true")
     # Which work a persistent worker warms up for; one-shot runs ignore it.
-    parser.add_argument("--warm", choices=("export", "lower"), default="lower")
+    parser.add_argument("--warm", default="lower")
     options, request_arguments = parser.parse_known_args(argv)
     if options.persistent_worker:
         from exporter import worker

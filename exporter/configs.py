@@ -137,9 +137,33 @@ class LowerConfig:
         )
 
 
-COMMANDS = {"export": ExportConfig, "lower": LowerConfig}
+@dataclasses.dataclass(frozen=True)
+class BundleConfig:
+    """ModelBundle: programs -> one folder of digest-named files (outputs "bundle", "log").
+
+    programs   [{"label", "kind": "pte" or "pt2", "file", "manifest"}], see bundle.py
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    programs: tuple
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data.get("label", "?"),
+            identity=data["identity"],
+            outputs=dict(data.get("outputs", {})),
+            programs=tuple(data["programs"]),
+            raw=data,
+        )
+
+
+COMMANDS = {"export": ExportConfig, "lower": LowerConfig, "bundle": BundleConfig}
 
 
 def from_json(command, data):
-    """The typed config of `command` ("export" or "lower") from its JSON."""
+    """The typed config of `command` (a key of COMMANDS) from its JSON."""
     return COMMANDS[command].from_json(data)

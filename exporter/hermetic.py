@@ -27,6 +27,11 @@ _CACHE_VARIABLES = (
 )
 
 
+_PREFIX = "rules_torch_export_"
+_OWNER = ".owner"  # locked while its folder is in use; the kernel drops the lock when the owner dies
+_owner_locks = []
+
+
 def private_cache_dir():
     """Points every cache variable, TMPDIR and HOME at a fresh folder private to this run.
 
@@ -34,7 +39,8 @@ def private_cache_dir():
     writing is switched off too: in unsandboxed runs the model's sources are the user's own
     files, and __pycache__ beside them would be a write outside the action's outputs.
     """
-    root = tempfile.mkdtemp(prefix="rules_torch_export_")
+    root = tempfile.mkdtemp(prefix=_PREFIX)
+    _hold_owner_lock(root)
     for name in _CACHE_VARIABLES:
         path = os.path.join(root, name.lower())
         os.makedirs(path, exist_ok=True)
@@ -75,8 +81,48 @@ def exit_on_sigterm():
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
+def _hold_owner_lock(root):
+    """Locks root/.owner for as long as this process (or a child forked from it) lives."""
+    import fcntl
+
+    fd = os.open(os.path.join(root, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _owner_locks.append(fd)
+
+
 def remove_dir(path):
     shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep_dead_private_dirs(folder=None):
+    """Removes the private folders of runs that died without cleaning up (a SIGKILLed worker).
+
+    A folder is dead when nobody holds its .owner lock: flock locks survive no process, and
+    work across PID namespaces (sandboxed one-shot runs), where PIDs would not. Returns the
+    folders removed.
+    """
+    import fcntl
+
+    folder = folder or tempfile.gettempdir()
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        owner = os.path.join(path, _OWNER)
+        if not name.startswith(_PREFIX) or not os.path.isfile(owner):
+            continue
+        try:
+            fd = os.open(owner, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # alive
+        finally:
+            os.close(fd)
+        remove_dir(path)
+        removed.append(path)
+    return removed
 
 
 def seed_everything(seed=0):

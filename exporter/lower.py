@@ -1,11 +1,10 @@
 """The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
 
-import collections
 import os
 
 import torch
 
-from exporter import lower_errors, manifest, pt2 as pt2_lib
+from exporter import lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
 from exporter.errors import UserError
 
 BACKENDS = ("xnnpack",)
@@ -37,31 +36,14 @@ def lower(ep, backends):
 
 
 def program_summary(program):
-    """Per method: its operators (outside delegates) and delegates with their payload sizes."""
-    methods = {}
-    for plan in program.execution_plan:
-        op_counts = collections.Counter()
-        for chain in plan.chains:
-            for instruction in chain.instructions:
-                op_index = getattr(instruction.instr_args, "op_index", None)
-                if op_index is not None:
-                    op = plan.operators[op_index]
-                    op_counts[f"{op.name}.{op.overload}" if op.overload else op.name] += 1
-        delegates = collections.defaultdict(lambda: {"count": 0, "bytes": 0})
-        for d in plan.delegates:
-            delegates[d.id]["count"] += 1
-            delegates[d.id]["bytes"] += _delegate_size(program, d.processed)
-        methods[plan.name] = {
-            "operators": dict(sorted(op_counts.items())),
-            "delegates": dict(sorted(delegates.items())),
-        }
-    return methods
+    """Per method: its operators (outside delegates) and delegates with their payload sizes.
 
-
-def _delegate_size(program, location):
-    if location.location.name == "INLINE":
-        return len(program.backend_delegate_data[location.index].data)
-    return program.segments[location.index].size
+    program is ExecuTorch's own Program (to_executorch's, or deserialize_pte_binary's).
+    """
+    return {
+        name: {"operators": record["operators"], "delegates": record["delegates"]}
+        for name, record in program_summary_lib.methods(program).items()
+    }
 
 
 def run(config):

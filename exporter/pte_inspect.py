@@ -3,8 +3,9 @@
     python -m exporter.pte_inspect model.pte [--json]
     bazel run //models:resnet_pte.inspect [-- --json]
 
-It reads the flatbuffer through ExecuTorch's own schema (see pte_schema.py), and the extended
-header that ExecuTorch writes after the flatbuffer's first 8 bytes.
+It reads the flatbuffer through ExecuTorch's own schema (see pte_schema.py; program_summary.py
+says why not through ExecuTorch's reader), and the extended header that ExecuTorch writes after
+the flatbuffer's first 8 bytes: the segment table.
 """
 
 import argparse
@@ -13,24 +14,10 @@ import json
 import os
 import sys
 
-from exporter import pte_schema
+from exporter import program_summary, pte_schema
+from exporter.program_summary import DTYPE_NAMES  # noqa: F401  (the tests name dtypes with it)
 
 FORMAT = "rules_torch_export/pte-summary/1"
-
-# ExecuTorch ScalarType names as torch spells them; the rest are lower-cased.
-DTYPE_NAMES = {
-    "BYTE": "uint8", "CHAR": "int8", "SHORT": "int16", "INT": "int32", "LONG": "int64",
-    "HALF": "float16", "FLOAT": "float32", "DOUBLE": "float64", "BOOL": "bool",
-    "BFLOAT16": "bfloat16", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64",
-}
-DTYPE_BYTES = {
-    "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "float32": 4,
-    "float64": 8, "bool": 1, "bfloat16": 2, "uint16": 2, "uint32": 4, "uint64": 8,
-}
-_VALUE_TYPES = {"Int": "int", "Bool": "bool", "Double": "float", "String": "str",
-                "IntList": "int list", "DoubleList": "float list", "BoolList": "bool list",
-                "TensorList": "tensor list", "OptionalTensorList": "optional tensor list",
-                "Null": "none"}
 
 _schema = None
 
@@ -42,65 +29,17 @@ def _load_schema():
     return _schema
 
 
+def read_program(buf):
+    """The Program table of a .pte held in buf (pte_schema's view; see program_summary.py)."""
+    return pte_schema.read_root(_load_schema(), buf)
+
+
 def _extended_header(buf):
     """(flatbuffer bytes, segment base offset) from the 'eh00' header, or (len, 0) without one."""
     if bytes(buf[8:12]) != b"eh00":
         return len(buf), 0
     little = lambda a, b: int.from_bytes(buf[a:b], "little")  # noqa: E731
     return little(16, 24), little(24, 32)
-
-
-def _value_record(value):
-    """A method input or output: a tensor's dtype, max sizes and bytes, or a scalar's kind."""
-    if value is None:
-        return {"type": "none"}
-    if value.table_name != "Tensor":
-        return {"type": _VALUE_TYPES.get(value.table_name, value.table_name)}
-    dtype = DTYPE_NAMES.get(value.scalar_type, str(value.scalar_type).lower())
-    sizes = list(value.sizes)
-    numel = 1
-    for size in sizes:
-        numel *= size
-    return {
-        "type": "tensor",
-        "dtype": dtype,
-        "sizes": sizes,  # upper bounds when the shape is dynamic
-        "dynamism": str(value.shape_dynamism).lower(),
-        "nbytes": numel * DTYPE_BYTES.get(dtype, 0),
-    }
-
-
-def _delegate_bytes(program, processed):
-    if processed.location == "INLINE":
-        return len(program.backend_delegate_data[processed.index].data)
-    return program.segments[processed.index].size
-
-
-def _method_record(program, plan):
-    operators = list(plan.operators)
-    op_names = [f"{op.name}.{op.overload}" if op.overload else op.name for op in operators]
-    op_counts, instructions = collections.Counter(), 0
-    for chain in plan.chains:
-        for instruction in chain.instructions:
-            instructions += 1
-            args = instruction.instr_args
-            if args is not None and args.table_name == "KernelCall":
-                op_counts[op_names[args.op_index]] += 1
-    delegates = collections.defaultdict(lambda: {"count": 0, "bytes": 0})
-    for delegate in plan.delegates:
-        delegates[delegate.id]["count"] += 1
-        delegates[delegate.id]["bytes"] += _delegate_bytes(program, delegate.processed)
-    # Buffer 0 is reserved by ExecuTorch; the others are the planned memory arenas.
-    planned = list(plan.non_const_buffer_sizes)[1:]
-    values = plan.values
-    return {
-        "inputs": [_value_record(values[i].val) for i in plan.inputs],
-        "outputs": [_value_record(values[i].val) for i in plan.outputs],
-        "instructions": instructions,
-        "operators": dict(sorted(op_counts.items())),
-        "delegates": dict(sorted(delegates.items())),
-        "planned_memory": {"buffers": planned, "bytes": sum(planned)},
-    }
 
 
 def _segment_roles(program, methods_delegates):
@@ -121,10 +60,10 @@ def _segment_roles(program, methods_delegates):
 
 def summarize_bytes(buf):
     """The summary of a .pte held in `buf`, as a JSON-ready dict."""
-    program = pte_schema.read_root(_load_schema(), buf)
+    program = read_program(buf)
     flatbuffer_bytes, segment_base = _extended_header(buf)
     plans = list(program.execution_plan)
-    methods = {plan.name: _method_record(program, plan) for plan in plans}
+    methods = program_summary.methods(program)
     delegate_refs = [(p.name, d.id, d.processed) for p in plans for d in p.delegates]
     roles = _segment_roles(program, delegate_refs)
     segments = [
@@ -166,7 +105,7 @@ def _fmt_bytes(n):
     return f"{n:,} bytes"
 
 
-def _fmt_value(v):
+def format_value(v):
     if v["type"] != "tensor":
         return v["type"]
     dynamic = "" if v["dynamism"] == "static" else f"  ({v['dynamism'].replace('_', ' ')}: sizes are upper bounds)"
@@ -181,7 +120,7 @@ def format_text(summary, name):
         lines += ["", f"method {method}: {m['instructions']} instructions"]
         for kind in ("inputs", "outputs"):
             lines.append(f"  {kind}")
-            lines += [f"    {i}: {_fmt_value(v)}" for i, v in enumerate(m[kind])] or ["    (none)"]
+            lines += [f"    {i}: {format_value(v)}" for i, v in enumerate(m[kind])] or ["    (none)"]
         calls = sum(m["operators"].values())
         lines.append(f"  operators: {len(m['operators'])} kinds, {calls} calls outside delegates")
         lines += [f"    {count:5d}  {op}" for op, count in m["operators"].items()]

@@ -1,5 +1,5 @@
-"""One exporter request (`export CONFIG` or `lower CONFIG`): run it, and turn any failure into
-one line, `ERROR: <target>: <what is wrong>; <what to change>`.
+"""One exporter request (`export CONFIG`, `lower CONFIG` or `bundle CONFIG`): run it, and turn
+any failure into one line, `ERROR: <target>: <what is wrong>; <what to change>`.
 
 A failure leaves no output behind but the action's log (outputs["log"]), which holds torch's
 full output and the traceback, and whose path the error names. Bazel keeps a failed action's
@@ -8,8 +8,10 @@ outputs, so the log stays readable while the .pt2/.pte never exist half-written.
 """
 
 import argparse
+import importlib
 import json
 import os
+import shutil
 import tempfile
 import traceback
 
@@ -39,7 +41,9 @@ def _remove_outputs(outputs):
         if role == "log":
             continue
         for candidate in (path, path + ".tmp"):
-            if os.path.exists(candidate):
+            if os.path.isdir(candidate):
+                shutil.rmtree(candidate)
+            elif os.path.exists(candidate):
                 os.remove(candidate)
 
 
@@ -72,18 +76,14 @@ def run(arguments):
     try:
         command, config_path = parse(arguments)
     except ValueError as e:
-        return 2, f"usage: exporter (export|lower) CONFIG.json, got {arguments}: {e}\n"
+        return 2, f"usage: exporter ({'|'.join(configs.COMMANDS)}) CONFIG.json, got {arguments}: {e}\n"
     with open(config_path, encoding="utf-8") as f:
         data = json.load(f)
     label, outputs = data.get("label", "?"), data.get("outputs", {})
     with capture.captured_output() as read_log:
         try:
             config = configs.from_json(command, data)
-            if command == "export":
-                from exporter import export as action
-            else:
-                from exporter import lower as action
-            action.run(config)
+            importlib.import_module(f"exporter.{command}").run(config)
             _write_log(label, outputs, read_log())
             return 0, ""
         except UserError as e:

@@ -12,7 +12,7 @@ import importlib.metadata
 import sympy
 import torch
 
-from exporter import pte_inspect, pte_schema, spec as spec_lib
+from exporter import program_summary, pte_inspect, spec as spec_lib
 
 HEADER = "# rules_torch_export graph snapshot of {label}"
 VERSIONS_PREFIX = "# versions: "
@@ -175,7 +175,7 @@ def pt2_lines(ep, spec):
 
 def _instruction(plan, instruction, op_names):
     args = instruction.instr_args
-    kind = args.table_name if args is not None else "None"
+    kind = program_summary.kind(args) if args is not None else "None"
     if kind == "KernelCall":
         return f"kernel {op_names[args.op_index]}"
     if kind == "DelegateCall":
@@ -185,15 +185,14 @@ def _instruction(plan, instruction, op_names):
 
 def pte_lines(buf):
     """The .pte's execution plan: per method its inputs, outputs and instruction sequence."""
-    summary = pte_inspect.summarize_bytes(buf)
-    program = pte_schema.read_root(pte_inspect._load_schema(), buf)
+    program = pte_inspect.read_program(buf)
     lines = []
     for plan in program.execution_plan:
-        method = summary["methods"][plan.name]
-        op_names = [f"{o.name}.{o.overload}" if o.overload else o.name for o in plan.operators]
+        method = program_summary.method_record(program, plan)
+        op_names = program_summary.op_names(plan)
         lines += ["", f"== program method {plan.name}"]
         for kind in ("inputs", "outputs"):
-            lines += [f"{kind[:-1]} {i}: {pte_inspect._fmt_value(v)}" for i, v in enumerate(method[kind])]
+            lines += [f"{kind[:-1]} {i}: {pte_inspect.format_value(v)}" for i, v in enumerate(method[kind])]
         lines.append(f"planned memory: {method['planned_memory']['bytes']} bytes")
         lines += [_instruction(plan, ins, op_names) for chain in plan.chains for ins in chain.instructions]
     return lines

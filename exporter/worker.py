@@ -126,6 +126,7 @@ def serve(command):
     # Keep the protocol channel private: anything printed during warm-up goes to stderr.
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
+    hermetic.sweep_dead_private_dirs()  # left by workers that were SIGKILLed
     cache_dir = hermetic.private_cache_dir()  # children's private folders are made inside it
     try:
         hermetic.exit_on_sigterm()  # Bazel stops idle workers with SIGTERM

@@ -27,8 +27,8 @@ exports_files(["python.sh", "identity.txt"])
 _REUSE_ENV = "RULES_TORCH_EXPORT_REUSE_VENV"
 _PYTHON_ENV = "RULES_TORCH_EXPORT_PYTHON"
 
-def _run(rctx, args, what, timeout = 600, quiet = False):
-    result = rctx.execute(args, timeout = timeout, quiet = quiet)
+def _run(rctx, args, what, timeout = 600):
+    result = rctx.execute(args, timeout = timeout, quiet = True)
     if result.return_code != 0:
         fail("rules_torch_export: {} failed (exit {}):\n{}\n{}".format(
             what,
@@ -37,6 +37,43 @@ def _run(rctx, args, what, timeout = 600, quiet = False):
             result.stderr[-4000:],
         ))
     return result.stdout
+
+def _install_groups(lock_text):
+    """The lock's pins in three installs, so progress can say what is being installed."""
+    pins = [line.strip() for line in lock_text.splitlines() if line.strip() and not line.startswith("#")]
+    torch = [p for p in pins if p.split("==")[0].lower() == "torch"]
+    executorch = [p for p in pins if p.split("==")[0].lower() == "executorch"]
+    rest = [p for p in pins if p not in torch and p not in executorch]
+    return [
+        ("torch", torch),
+        ("executorch", executorch),
+        ("{} other distributions".format(len(rest)), rest),
+    ]
+
+def _pip_install(rctx, lock):
+    """Installs every pin with --no-deps; pip's output goes to pip-install.log, not the terminal."""
+    log = ""
+    groups = [(what, pins) for what, pins in _install_groups(rctx.read(lock)) if pins]
+    for number, (what, pins) in enumerate(groups):
+        rctx.report_progress("pip install {} ({}/{}, about a minute in all)".format(what, number + 1, len(groups)))
+        rctx.file("pip-group.txt", "\n".join(pins) + "\n")
+        result = rctx.execute(
+            ["venv/bin/python3", "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check", "-r", "pip-group.txt"],
+            timeout = 3600,
+            quiet = True,
+        )
+        log += "$ pip install {}\n{}\n{}\n".format(what, result.stdout, result.stderr)
+        rctx.file("pip-install.log", log)
+        if result.return_code != 0:
+            tail = "\n".join((result.stdout + result.stderr).splitlines()[-30:])
+            fail("rules_torch_export: pip install of {} from {} failed (exit {}). Its last lines:\n{}\nFull log: {}".format(
+                what,
+                rctx.attr.lock,
+                result.return_code,
+                tail,
+                rctx.path("pip-install.log"),
+            ))
+    rctx.delete("pip-group.txt")
 
 def _torch_venv_repository_impl(rctx):
     lock = rctx.path(rctx.attr.lock)  # Reading it makes the venv rebuild when the lock changes.
@@ -50,15 +87,9 @@ def _torch_venv_repository_impl(rctx):
             fail("rules_torch_export: no python3 on PATH; set --repo_env={}=/path/to/python3".format(_PYTHON_ENV))
         rctx.report_progress("creating the venv")
         _run(rctx, [python, "-m", "venv", "venv"], "python3 -m venv")
-        rctx.report_progress("pip install -r requirements.lock (torch, executorch; about a minute)")
-        _run(
-            rctx,
-            ["venv/bin/python3", "-m", "pip", "install", "--no-deps", "--no-input", "-r", str(lock)],
-            "pip install of " + str(rctx.attr.lock),
-            timeout = 3600,
-        )
+        _pip_install(rctx, lock)
     rctx.file("python.sh", _LAUNCHER, executable = True)
-    identity = _run(rctx, ["venv/bin/python3", "-I", "-c", _IDENTITY_SCRIPT], "reading the venv's identity", quiet = True)
+    identity = _run(rctx, ["venv/bin/python3", "-I", "-c", _IDENTITY_SCRIPT], "reading the venv's identity")
     rctx.file("identity.txt", identity)
     rctx.file("BUILD", _BUILD)
 

@@ -5,17 +5,18 @@ load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 # Exporter actions need no network; the sandbox blocks it, so a model cannot download weights.
 _SANDBOX_REQUIREMENTS = {"block-network": ""}
 
-def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs):
+def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs, worker = True):
     """Runs `exporter <command>` with a JSON config written for this action.
 
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
-      command: "export" or "lower".
+      command: "export", "lower" or "bundle" (exporter/configs.py has one config type each).
       mnemonic: the action's mnemonic (TorchExport, ExecuTorchLower); tools rely on it.
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
-      outputs: dict of role -> declared File.
+      outputs: dict of role -> declared File (or directory).
+      worker: offer the persistent worker; False for light actions that need no warm torch.
 
     Returns:
       The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
@@ -55,6 +56,9 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         mnemonic = mnemonic,
         progress_message = progress_message,
         env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
-        execution_requirements = dict(_SANDBOX_REQUIREMENTS, **toolchain.worker_requirements),
+        execution_requirements = dict(
+            _SANDBOX_REQUIREMENTS,
+            **(toolchain.worker_requirements if worker else {})
+        ),
     )
     return log

@@ -2,6 +2,7 @@
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":exporter_action.bzl", "run_exporter")
 
 ModelBundleInfo = provider(
     doc = "A model_bundle: the folder an app ships, and the programs in it.",
@@ -20,16 +21,7 @@ def _program_entry(target):
     info = target[ExportedProgramInfo]
     return "pt2", info, info.pt2
 
-def _bundler(toolchain):
-    """exporter/bundle.py from the toolchain's exporter sources (next to its main.py)."""
-    folder = toolchain.exporter_main.dirname
-    for f in toolchain.exporter_srcs.to_list():
-        if f.basename == "bundle.py" and f.dirname == folder:
-            return f
-    fail("the torch_export toolchain's exporter_srcs lack bundle.py; add exporter/bundle.py")
-
 def _model_bundle_impl(ctx):
-    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
     programs, entries, inputs = {}, {}, []
     for target in ctx.attr.programs:
         kind, info, program = _program_entry(target)
@@ -46,26 +38,20 @@ def _model_bundle_impl(ctx):
         inputs += [program, info.manifest]
 
     directory = ctx.actions.declare_directory(ctx.label.name)
-    config = ctx.actions.declare_file(ctx.label.name + ".bundle.json")
-    ctx.actions.write(config, json.encode_indent({
-        "label": str(ctx.label),
-        "output": directory.path,
-        "programs": [entries[label] for label in sorted(entries)],
-    }) + "\n")
-    bundler = _bundler(toolchain)
-    ctx.actions.run(
-        executable = toolchain.python,
-        arguments = [bundler.path, config.path],
-        inputs = depset([config] + inputs, transitive = [toolchain.exporter_srcs]),
-        outputs = [directory],
+    log = run_exporter(
+        ctx,
+        command = "bundle",
         mnemonic = "ModelBundle",
         progress_message = "Bundling {} ({} programs)".format(ctx.label, len(entries)),
-        env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
-        execution_requirements = {"block-network": ""},
+        config = {"programs": [entries[label] for label in sorted(entries)]},
+        inputs = inputs,
+        outputs = {"bundle": directory},
+        worker = False,  # copying files needs no warm torch
     )
     return [
         ModelBundleInfo(label = ctx.label, directory = directory, programs = programs),
         DefaultInfo(files = depset([directory]), runfiles = ctx.runfiles(files = [directory])),
+        OutputGroupInfo(logs = depset([log])),
     ]
 
 model_bundle = rule(

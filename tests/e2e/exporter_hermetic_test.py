@@ -104,3 +104,28 @@ def test_block_network_works_for_an_unprivileged_process():
         server.bind(("127.0.0.1", 0))
         server.listen(4)
         assert _blocked_connection(server.getsockname()[1], uid).startswith("blocked:")
+
+
+def test_sweep_removes_the_private_folders_of_dead_runs_only(tmp_path):
+    """A run killed by SIGKILL leaves its folder; the next worker's sweep removes it."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]; from exporter import hermetic; "
+            "print(hermetic.private_cache_dir(), flush=True); os.kill(os.getpid(), 9)")
+    killed = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert killed.returncode == -signal.SIGKILL
+    dead = killed.stdout.strip()
+    assert os.path.isdir(dead)
+
+    def child():
+        tempfile.tempdir = str(tmp_path)
+        alive = hermetic.private_cache_dir()  # held by this child while it sweeps
+        removed = hermetic.sweep_dead_private_dirs(str(tmp_path))
+        return json.dumps({"removed": removed, "alive_kept": os.path.isdir(alive)})
+
+    result = json.loads(in_child(child))
+    assert result == {"removed": [dead], "alive_kept": True}
+    assert not os.path.exists(dead)

@@ -84,8 +84,8 @@ def test_changing_only_the_backend_relowers_without_reexporting(ws):
     _edit(
         ws,
         "zoo/BUILD",
-        'executorch_program(name = "gate_pte", exported = ":gate_ep", backends = [])',
-        'executorch_program(name = "gate_pte", exported = ":gate_ep", backends = ["xnnpack"])',
+        'name = "gate_pte",\n    backends = [],',
+        'name = "gate_pte",\n    backends = ["xnnpack"],',
     )
     result = _rebuild(ws)
     assert result.executed("TorchExport") == []

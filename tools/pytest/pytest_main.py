@@ -1,6 +1,7 @@
 """Runs pytest on the files given as arguments, as a Bazel py_test main.
 
 pytest's "no tests ran" (exit 5) counts as a failure: a test target that runs nothing is broken.
+`bazel test --test_filter=EXPR` reaches pytest as `-k EXPR` (Bazel sets TESTBRIDGE_TEST_ONLY).
 """
 
 import os
@@ -14,6 +15,9 @@ def main(argv):
     junit = os.environ.get("XML_OUTPUT_FILE")
     if junit:
         args += ["--junitxml", junit]
+    test_filter = os.environ.get("TESTBRIDGE_TEST_ONLY")
+    if test_filter:
+        args += ["-k", test_filter]
     code = pytest.main(args + argv)
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("pytest_main: no tests ran; a test target must run at least one test", file=sys.stderr)
