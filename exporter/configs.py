@@ -31,6 +31,7 @@ class ModelConfig:
     checkpoint: str = None
     srcs: tuple = ()
     import_roots: tuple = (".",)
+    kind = "torch_model"  # the rule, for messages
 
     @classmethod
     def from_json(cls, data):
@@ -161,7 +162,99 @@ class BundleConfig:
         )
 
 
-COMMANDS = {"export": ExportConfig, "lower": LowerConfig, "bundle": BundleConfig}
+@dataclasses.dataclass(frozen=True)
+class CalibrationConfig:
+    """CalibrationData: batch files or an entry -> one canonical batch file (outputs "batches",
+    "manifest", "log").
+
+    spec_label, spec   the shape_spec every batch must fit
+    files              paths of .pt / .npz batch files (without an entry)
+    entry              'package.module:callable' that returns or yields the batches, or None
+    init_args          keyword arguments for the entry
+    import_roots       folders to put first on sys.path for the entry
+    srcs               paths of the entry's Python files and data (recorded in the manifest)
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    spec_label: str
+    spec: dict
+    files: tuple
+    entry: str
+    init_args: dict
+    import_roots: tuple
+    srcs: tuple
+    raw: dict
+    kind = "calibration_data"
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data.get("label", "?"),
+            identity=data["identity"],
+            outputs=dict(data.get("outputs", {})),
+            spec_label=data["spec_label"],
+            spec=data["spec"],
+            files=tuple(data.get("files", ())),
+            entry=data.get("entry") or None,
+            init_args=dict(data.get("init_args") or {}),
+            import_roots=tuple(data.get("import_roots", (".",))),
+            srcs=tuple(data.get("srcs", ())),
+            raw=data,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantizeConfig:
+    """TorchQuantize: .pt2 + calibration batches -> quantized .pt2 (outputs "pt2", "manifest",
+    "log").
+
+    exported_label, pt2   the torch_export (or torch_quantize) target and its .pt2
+    spec_label, spec      its shape_spec: the re-export uses it again
+    strict                the export's strict setting, kept for the re-export
+    quantizer, scheme     see quantize.QUANTIZERS and quantize.SCHEMES
+    calibration           {"label", "batches", "manifest"} of a calibration_data, or None
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    exported_label: str
+    pt2: str
+    spec_label: str
+    spec: dict
+    strict: bool
+    quantizer: str
+    scheme: str
+    calibration: dict
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            label=data.get("label", "?"),
+            identity=data["identity"],
+            outputs=dict(data.get("outputs", {})),
+            exported_label=data["exported_label"],
+            pt2=data["pt2"],
+            spec_label=data["spec_label"],
+            spec=data["spec"],
+            strict=bool(data.get("strict", False)),
+            quantizer=data.get("quantizer", "xnnpack"),
+            scheme=data.get("scheme", "int8_static_per_channel"),
+            calibration=data.get("calibration"),
+            raw=data,
+        )
+
+
+COMMANDS = {
+    "export": ExportConfig,
+    "lower": LowerConfig,
+    "bundle": BundleConfig,
+    "calibrate": CalibrationConfig,
+    "quantize": QuantizeConfig,
+}
 
 
 def from_json(command, data):

@@ -57,7 +57,7 @@ def apply_ir(ep, options, label):
     return ep.run_decompositions(table)
 
 
-def _signature_record(ep):
+def signature_record(ep):
     def spec_entry(s):
         return {"kind": s.kind.name, "name": getattr(s.arg, "name", str(s.arg)), "target": s.target}
 
@@ -107,7 +107,7 @@ def run(config):
     ep = apply_ir(ep, config.options, config.label)
     pt2, manifest_path = config.outputs["pt2"], config.outputs["manifest"]
     pt2_lib.save(ep, pt2)
-    input_specs, output_specs = _signature_record(ep)
+    input_specs, output_specs = signature_record(ep)
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pt2-manifest/1",
         "label": config.label,

@@ -94,10 +94,15 @@ def inputs_record(config):
         }
         if model.get("checkpoint"):
             record["checkpoint"] = sha256_file(model["checkpoint"])
+    if config.get("srcs") or config.get("files"):  # a calibration_data's code and data
+        paths = sorted(set(config.get("srcs", [])) | set(config.get("files", [])))
+        record["sources"] = {source_path(path): sha256_file(path) for path in paths}
     if "spec" in config:
         record["spec"] = canonical_digest(config["spec"])
     if config.get("pt2"):
         record["pt2"] = sha256_file(config["pt2"])
+    if config.get("calibration"):
+        record["calibration"] = sha256_file(config["calibration"]["batches"])
     return record
 
 

@@ -11,34 +11,36 @@ from exporter.explain import user_frame as _user_frame
 from exporter.hermetic import seed_everything
 
 
-def _import_module(module_name, model):
+def _import_module(module_name, owner):
+    """owner: the target whose entry names the module (label, entry, rule kind)."""
+    who = f"{owner.kind} {owner.label}"
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         if e.name and module_name.startswith(e.name):
             raise UserError(
-                f"torch_model {model.label}: entry {model.entry!r} names module "
+                f"{who}: entry {owner.entry!r} names module "
                 f"{module_name!r}, which is neither in its srcs/deps nor installed; add the "
                 f"file (e.g. {module_name.replace('.', '/')}.py) to `srcs`, or fix `entry`"
             ) from None
         raise UserError(
-            f"torch_model {model.label}: importing {module_name!r} failed: {e}"
+            f"{who}: importing {module_name!r} failed: {e}"
             f"{_user_frame(e)}; add the module that provides {e.name!r} to `deps`"
         ) from None
     except Exception as e:
         raise UserError(
-            f"torch_model {model.label}: importing {module_name!r} raised "
+            f"{who}: importing {module_name!r} raised "
             f"{type(e).__name__}: {e}{_user_frame(e)}"
         ) from None
 
 
-def _resolve(module, qualname, model):
+def _resolve(module, qualname, owner):
     obj = module
     for part in qualname.split("."):
         if not hasattr(obj, part):
             public = sorted(n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n)))
             raise UserError(
-                f"torch_model {model.label}: entry {model.entry!r}: module "
+                f"{owner.kind} {owner.label}: entry {owner.entry!r}: module "
                 f"{module.__name__!r} has no {qualname!r}; set `entry` to one of its callables: "
                 f"{', '.join(public[:12]) or '(none)'}"
             )
@@ -54,16 +56,24 @@ def add_import_roots(roots):
             sys.path.insert(0, path)
 
 
-def load_model(model):
-    """Returns the model in eval mode. `model` is a configs.ModelConfig."""
-    module_name, sep, qualname = model.entry.partition(":")
+def resolve_entry(owner, import_roots):
+    """The object an entry ('package.module:callable') names, imported from import_roots.
+
+    owner has the label, entry and kind ("torch_model", "calibration_data") of the target.
+    """
+    module_name, sep, qualname = owner.entry.partition(":")
     if not sep or not module_name or not qualname:
         raise UserError(
-            f"torch_model {model.label}: entry {model.entry!r} must look like "
+            f"{owner.kind} {owner.label}: entry {owner.entry!r} must look like "
             f"'package.module:callable'; fix `entry`"
         )
-    add_import_roots(model.import_roots)
-    factory = _resolve(_import_module(module_name, model), qualname, model)
+    add_import_roots(import_roots)
+    return _resolve(_import_module(module_name, owner), qualname, owner)
+
+
+def load_model(model):
+    """Returns the model in eval mode. `model` is a configs.ModelConfig."""
+    factory = resolve_entry(model, model.import_roots)
     if isinstance(factory, torch.nn.Module):
         # An instance, such as a torch._export.db.examples case's `model`: use it as it is.
         if model.init_args:

@@ -12,6 +12,7 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 import copy
 import inspect
 import json
+import math
 import os
 import sys
 
@@ -21,6 +22,11 @@ from exporter import pt2, spec as spec_lib
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
+
+# A quantized program with no floor or tolerance set: int8 rounding bounds a single layer's
+# SQNR near 40 dB; a deep network loses some, and 20 dB (noise at a tenth of the signal's
+# amplitude) still separates a working program from a broken one (docs/quantization.md).
+DEFAULT_QUANTIZED_SQNR_DB = 20.0
 
 
 def default_tolerances(backends):
@@ -123,12 +129,82 @@ def compare(actual, expected, rtol, atol):
     return ok, report
 
 
+def sqnr_db(actual, expected):
+    """Signal-to-quantization-noise ratio in dB: 10 log10(sum e^2 / sum (a - e)^2)."""
+    e, noise = expected.double(), (actual.double() - expected.double())
+    signal, error = float((e * e).sum()), float((noise * noise).sum())
+    if error == 0:
+        return float("inf")
+    return 10 * math.log10(signal / error) if signal > 0 else float("-inf")
+
+
+def top1_matches(actual, expected):
+    """(rows whose argmax over the last axis agrees, rows), or None for fewer than 2 axes."""
+    if expected.dim() < 2 or actual.shape != expected.shape:
+        return None
+    a, e = actual.reshape(-1, actual.shape[-1]), expected.reshape(-1, expected.shape[-1])
+    return int((a.argmax(-1) == e.argmax(-1)).sum()), e.shape[0]
+
+
+class Floors:
+    """The accuracy floors of a numerics_test: SQNR per output and case, top-1 over all cases."""
+
+    def __init__(self, config):
+        self.sqnr = config.get("min_sqnr_db")
+        self.top1 = config.get("min_top1_agreement")
+        no_setting = all(config.get(k) is None for k in ("min_sqnr_db", "min_top1_agreement", "rtol", "atol"))
+        if config.get("quantized") and no_setting:
+            self.sqnr = DEFAULT_QUANTIZED_SQNR_DB
+        self.agree, self.rows = 0, 0
+
+    @property
+    def active(self):
+        return self.sqnr is not None or self.top1 is not None
+
+    def check(self, actual, expected):
+        """(ok, report) of one output against the SQNR floor; counts its top-1 rows."""
+        sqnr = sqnr_db(actual, expected)
+        matches = top1_matches(actual, expected)
+        report = f"SQNR {sqnr:.1f} dB"
+        if matches:
+            self.agree, self.rows = self.agree + matches[0], self.rows + matches[1]
+            report += f", top-1 {matches[0]}/{matches[1]}"
+        return self.sqnr is None or sqnr >= self.sqnr, report
+
+    def summary(self):
+        """(ok, line) for top-1 agreement over every case."""
+        if not self.rows:
+            return self.top1 is None, "top-1 agreement: no output with 2 or more axes"
+        fraction = self.agree / self.rows
+        ok = self.top1 is None or fraction >= self.top1
+        floor = f" (floor {self.top1:g})" if self.top1 is not None else ""
+        return ok, f"top-1 agreement over all cases: {self.agree}/{self.rows} = {fraction:.3f}{floor}"
+
+
+def check_not_calibration(config, feeds):
+    """A quantized program is judged on inputs it was not calibrated on; raises if one was."""
+    from exporter import calibrate
+
+    batches = calibrate.load(config["calibration"]["batches"])
+    seen = [t for b in batches for t in torch.utils._pytree.tree_leaves(b) if isinstance(t, torch.Tensor)]
+    for name, feed in feeds:
+        for t in feed:
+            if isinstance(t, torch.Tensor) and any(c.shape == t.shape and torch.equal(c, t) for c in seen):
+                raise ValueError(
+                    f"case {name!r} feeds an input that is also a batch of calibration_data "
+                    f"{config['calibration']['label']}; calibrate on other data"
+                )
+
+
 def _reference(config, ep):
     from exporter.configs import ModelConfig
     from exporter.model_loader import load_model
 
     if config["reference"] == "exported":
         return ep.module(), f"the exported program {config['exported_label']}"
+    if config["reference"] == "program":
+        other = config["reference_program"]
+        return pt2.load(other["pt2"]).module(), f"the program {other['label']}"
     model = load_model(ModelConfig.from_json(config["model"]))
     return model, f"the eager model {config['model']['label']}"
 
@@ -145,13 +221,23 @@ def run(config):
     default_rtol, default_atol = default_tolerances(config.get("backends", []))
     rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
     atol = config["atol"] if config.get("atol") is not None else default_atol
+    floors = Floors(config)
+    # With accuracy floors, elementwise tolerances apply only when the test sets them.
+    elementwise = not floors.active or config.get("rtol") is not None or config.get("atol") is not None
     n_inputs = method.metadata.num_inputs()
+    checks = [f"rtol {rtol:g}, atol {atol:g}"] if elementwise else []
+    checks += [f"SQNR >= {floors.sqnr:g} dB"] if floors.sqnr is not None else []
+    checks += [f"top-1 agreement >= {floors.top1:g}"] if floors.top1 is not None else []
     lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
-             f"(rtol {rtol:g}, atol {atol:g})"]
+             f"({', '.join(checks)})"]
     ok = True
+    runs = []
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
         args, kwargs = call_arguments(ep, make_inputs(config["spec"], sizes))
-        feed = runtime_inputs(args, kwargs, n_inputs)
+        runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
+    if config.get("calibration"):
+        check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])
+    for name, args, kwargs, feed in runs:
         lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
         with torch.no_grad():
             expected = reference(*args, **kwargs)
@@ -168,11 +254,20 @@ def run(config):
             continue
         for index, (a, e) in enumerate(zip(actual, expected)):
             good, report = compare(a, e, rtol, atol)
+            good = good or not elementwise
+            if floors.active:
+                above, measured = floors.check(a, e)
+                good, report = good and above, f"{report}, {measured}"
             ok &= good
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
+    if floors.active:
+        good, line = floors.summary()
+        ok &= good
+        lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
     if not ok:
-        lines.append(f"Past tolerance. If the difference is expected, set rtol/atol on {config['label']}; "
-                     f"otherwise the .pte does not compute what the model computes.")
+        lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
+                     f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "
+                     f"what the model computes.")
     return ok, "\n".join(lines) + "\n"
 
 

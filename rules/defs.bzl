@@ -17,12 +17,14 @@ See docs/rules.md for every attribute.
 
 load(
     "//rules:providers.bzl",
+    _CalibrationDataInfo = "CalibrationDataInfo",
     _ExecuTorchProgramInfo = "ExecuTorchProgramInfo",
     _ExportedProgramInfo = "ExportedProgramInfo",
     _GoldenUpdateInfo = "GoldenUpdateInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
+load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load(
     "//rules/private:graph_snapshot_test.bzl",
@@ -43,6 +45,7 @@ load(
 )
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
 load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
+load("//rules/private:torch_quantize.bzl", _torch_quantize = "torch_quantize")
 
 torch_model = _torch_model
 shape_spec = _shape_spec
@@ -57,6 +60,10 @@ STATIC = _STATIC
 torch_export = _torch_export
 executorch_program = _executorch_program
 
+# Quantization (docs/quantization.md): a torch_quantize takes the place of a torch_export.
+calibration_data = _calibration_data
+torch_quantize = _torch_quantize
+
 # Downstream of the programs (docs/downstream.md).
 graph_snapshot_test = _graph_snapshot_test
 graph_snapshot_updates = _graph_snapshot_updates
@@ -67,6 +74,7 @@ TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
 ExecuTorchProgramInfo = _ExecuTorchProgramInfo
+CalibrationDataInfo = _CalibrationDataInfo
 GoldenUpdateInfo = _GoldenUpdateInfo
 
 # What an app ships: programs in one folder, files named by sha256, plus index.json.

@@ -29,6 +29,18 @@ ExportedProgramInfo = provider(
         "model": "The TorchModelInfo it was exported from.",
         "spec": "The ShapeSpecInfo it was exported with.",
         "options": "dict: the torch_export's strict, ir, decompose and keep.",
+        "quantization": "dict {quantizer, scheme} of a torch_quantize, or None for a float program.",
+        "calibration": "The CalibrationDataInfo a torch_quantize observed, or None.",
+    },
+)
+
+CalibrationDataInfo = provider(
+    doc = "Calibration batches for a quantizer, checked against a shape spec.",
+    fields = {
+        "label": "Label of the calibration_data target.",
+        "spec": "The ShapeSpecInfo every batch fits.",
+        "batches": "The .calib.pt File: the checked batches, a list of {input name: tensor}.",
+        "manifest": "The .calib.json File: count, shapes and sha256 of the batches, and their inputs.",
     },
 )
 

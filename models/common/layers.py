@@ -19,11 +19,16 @@ class ConvBNAct(nn.Sequential):
 class ImageHead(nn.Module):
     """Global average pooling, then a linear classifier."""
 
-    def __init__(self, channels, num_classes):
+    def __init__(self, channels, num_classes, keepdim=False):
         super().__init__()
         self.fc = nn.Linear(channels, num_classes)
+        # XNNPACK delegates a mean only as 4-D global pooling (keepdim); the quantized zoo
+        # needs that to leave no kernel outside the delegate.
+        self.keepdim = keepdim
 
     def forward(self, x):
+        if self.keepdim:
+            return self.fc(torch.flatten(x.mean(dim=(2, 3), keepdim=True), 1))
         return self.fc(x.mean(dim=(2, 3)))
 
 

@@ -32,22 +32,27 @@ STAGES = ((1, 8, 1, 1), (6, 12, 2, 2), (6, 16, 2, 2), (6, 24, 2, 2), (6, 40, 1, 
 
 
 class MobileNetV2(nn.Module):
-    def __init__(self, num_classes=10, stem_channels=16, last_channels=160):
+    def __init__(self, num_classes=10, stem_channels=16, last_channels=160, width=1, keepdim_pool=False):
         super().__init__()
+        stem_channels, last_channels = stem_channels * width, last_channels * width
         layers, channels = [ConvBNAct(3, stem_channels, 3, 2)], stem_channels
         for expand, out_channels, blocks, stride in STAGES:
             for index in range(blocks):
-                layers.append(InvertedResidual(channels, out_channels, stride if index == 0 else 1, expand))
-                channels = out_channels
+                out = out_channels * width
+                layers.append(InvertedResidual(channels, out, stride if index == 0 else 1, expand))
+                channels = out
         layers.append(ConvBNAct(channels, last_channels, 1))
         self.features = nn.Sequential(*layers)
-        self.head = ImageHead(last_channels, num_classes)
+        self.head = ImageHead(last_channels, num_classes, keepdim=keepdim_pool)
 
     def forward(self, x):
         return self.head(self.features(x))
 
 
-def mobilenet_v2(num_classes=10):
-    """The network in eval mode; torch's default initialisation under the exporter's seed."""
+def mobilenet_v2(num_classes=10, width=1, keepdim_pool=False):
+    """The network in eval mode; torch's default initialisation under the exporter's seed.
+
+    width multiplies every layer's channels; keepdim_pool pools the way XNNPACK delegates.
+    """
     torch.manual_seed(0)
-    return MobileNetV2(num_classes=num_classes).eval()
+    return MobileNetV2(num_classes=num_classes, width=width, keepdim_pool=keepdim_pool).eval()

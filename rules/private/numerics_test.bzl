@@ -1,6 +1,6 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TorchModelInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
 
 def _runfiles_root(f):
@@ -14,6 +14,15 @@ def _tolerance(ctx, which):
         return None
     if float(value) < 0:
         fail("numerics_test {}: {} = {} must be >= 0".format(ctx.attr.test_label, which, repr(value)))
+    return float(value)
+
+def _threshold(ctx, which):
+    """An accuracy floor as a float, or None."""
+    value = getattr(ctx.attr, which)
+    if not value:
+        return None
+    if which == "min_top1_agreement" and not (0 <= float(value) and float(value) <= 1):
+        fail("numerics_test {}: min_top1_agreement = {} must be a fraction in [0, 1], e.g. 0.9".format(ctx.attr.test_label, value))
     return float(value)
 
 def _check_inputs(ctx, listed, spec):
@@ -63,6 +72,14 @@ def _numerics_config_impl(ctx):
         }
     elif ctx.attr.model:
         fail("numerics_test {}: model is only used with reference = \"eager\"; remove it or set reference = \"eager\"".format(ctx.attr.test_label))
+    reference_program = None
+    if ctx.attr.reference_program:
+        other = ctx.attr.reference_program[ExportedProgramInfo]
+        files.append(other.pt2)
+        reference_program = {"label": str(other.label), "pt2": other.pt2.short_path}
+    calibration = exported.calibration
+    if calibration:
+        files.append(calibration.batches)
     config = ctx.actions.declare_file(ctx.label.name + ".json")
     ctx.actions.write(config, json.encode_indent({
         "label": ctx.attr.test_label,
@@ -74,7 +91,12 @@ def _numerics_config_impl(ctx):
         "spec": exported.spec.spec,
         "method": "forward",
         "reference": ctx.attr.reference,
+        "reference_program": reference_program,
         "model": model_config,
+        "quantized": exported.quantization != None,
+        "calibration": {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
+        "min_sqnr_db": _threshold(ctx, "min_sqnr_db"),
+        "min_top1_agreement": _threshold(ctx, "min_top1_agreement"),
         "backends": program.backends,
         "rtol": _tolerance(ctx, "rtol"),
         "atol": _tolerance(ctx, "atol"),
@@ -93,9 +115,15 @@ _numerics_config = rule(
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),
         "reference": attr.string(
             default = "eager",
-            values = ["eager", "exported"],
-            doc = "Compare with the eager model, or with the .pt2's module().",
+            values = ["eager", "exported", "program"],
+            doc = "Compare with the eager model, the .pt2's module(), or reference_program's module().",
         ),
+        "reference_program": attr.label(
+            providers = [ExportedProgramInfo],
+            doc = "With reference = \"program\": the torch_export (e.g. the float program) to compare with.",
+        ),
+        "min_sqnr_db": attr.string(doc = "SQNR floor in dB per output and case; empty for none."),
+        "min_top1_agreement": attr.string(doc = "Floor on the fraction of rows whose argmax agrees; empty for none."),
         "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
         "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
@@ -103,7 +131,17 @@ _numerics_config = rule(
     },
 )
 
-def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", **kwargs):
+def numerics_test(
+        name,
+        program,
+        model = None,
+        rtol = None,
+        atol = None,
+        inputs = [],
+        reference = "eager",
+        min_sqnr_db = None,
+        min_top1_agreement = None,
+        **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
@@ -116,16 +154,26 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         portable runtime, 1e-3 with XNNPACK.
       atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
       inputs: extra shapes, a list of {dim name: size} dicts; unnamed dims take their example.
-      reference: "eager" (the model's nn.Module) or "exported" (the .pt2's module()).
+      reference: "eager" (the model's nn.Module), "exported" (the .pt2's module()), or the label
+        of another torch_export, e.g. the float program a quantized one came from.
+      min_sqnr_db: signal-to-quantization-noise floor in dB, for every output in every case.
+        With it (or min_top1_agreement), rtol/atol apply only if set. A quantized program with
+        none of the four gets min_sqnr_db = 20 (docs/quantization.md says why).
+      min_top1_agreement: floor on the fraction of rows (over all cases) whose argmax over the
+        last axis agrees with the reference, for outputs of 2 or more axes, e.g. 0.9.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     repo = native.repository_name()
     label = "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+    named = reference not in ("eager", "exported")
     _numerics_config(
         name = name + ".config",
         program = program,
         model = model,
-        reference = reference,
+        reference = "program" if named else reference,
+        reference_program = reference if named else None,
+        min_sqnr_db = str(min_sqnr_db) if min_sqnr_db != None else "",
+        min_top1_agreement = str(min_top1_agreement) if min_top1_agreement != None else "",
         rtol = str(rtol) if rtol != None else "",
         atol = str(atol) if atol != None else "",
         inputs_json = json.encode(inputs),

@@ -71,6 +71,8 @@ def _torch_export_impl(ctx):
             model = model,
             spec = spec,
             options = options,
+            quantization = None,
+            calibration = None,
         ),
         DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
         OutputGroupInfo(logs = depset([log])),

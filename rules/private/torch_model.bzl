@@ -1,11 +1,7 @@
 """torch_model: a model's Python sources, its entry point and optional weights."""
 
 load("//rules:providers.bzl", "TorchModelInfo")
-
-def _import_root(f):
-    """The execroot-relative folder from which `f` imports by its workspace-relative path."""
-    parts = [p for p in (f.root.path, f.owner.workspace_root) if p]
-    return "/".join(parts) if parts else "."
+load(":python_sources.bzl", "import_root")
 
 def _torch_model_impl(ctx):
     module, sep, attr_name = ctx.attr.entry.partition(":")
@@ -19,13 +15,13 @@ def _torch_model_impl(ctx):
 
     # py_library deps (a custom op's registration, say) import from their repository's root.
     library_roots = [
-        _import_root(f)
+        import_root(f)
         for d in ctx.attr.deps
         if TorchModelInfo not in d
         for f in d[PyInfo].transitive_sources.to_list()
     ]
     import_roots = depset(
-        [_import_root(f) for f in ctx.files.srcs] + library_roots,
+        [import_root(f) for f in ctx.files.srcs] + library_roots,
         transitive = [d[TorchModelInfo].import_roots for d in ctx.attr.deps if TorchModelInfo in d],
     )
     checkpoint = ctx.file.checkpoint

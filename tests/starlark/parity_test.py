@@ -1,11 +1,11 @@
 """The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
-sympy parser in spec.py), and on the dtypes, backends and IRs each accepts."""
+sympy parser in spec.py), and on the dtypes, backends, IRs, quantizers and schemes each accepts."""
 
 import json
 
 import pytest
 
-from exporter import configs, lower, spec
+from exporter import configs, lower, quantize, spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -41,3 +41,9 @@ def test_dtypes_backends_and_irs_agree():
     assert FACTS["dtypes"] == list(spec.DTYPES)
     assert FACTS["backends"] == list(lower.BACKENDS)
     assert FACTS["irs"] == list(configs.IRS)
+
+
+def test_quantizers_and_schemes_agree():
+    assert FACTS["quantizers"] == list(quantize.QUANTIZERS)
+    # The rule knows which schemes need calibration; the exporter knows their settings.
+    assert FACTS["schemes"] == {name: needs for name, (_, needs) in quantize.SCHEMES.items()}

@@ -1,12 +1,14 @@
 """starlark_facts: writes what the Starlark side knows as JSON, so a Python test can compare
 it with the exporter: the size expressions parsed by linear_expr.bzl, and the dtypes, backends
-and IRs the rules accept."""
+IRs, quantizers and
+quantization schemes the rules accept."""
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
 load("//rules/private:executorch_program.bzl", "BACKENDS")  # buildifier: disable=bzl-visibility
 load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
 load("//rules/private:shape_spec_check.bzl", "DTYPES")  # buildifier: disable=bzl-visibility
 load("//rules/private:torch_export.bzl", "IRS")  # buildifier: disable=bzl-visibility
+load("//rules/private:torch_quantize.bzl", "QUANTIZERS", "SCHEMES")  # buildifier: disable=bzl-visibility
 load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _parsed(text):
@@ -23,10 +25,12 @@ def _starlark_facts_impl(ctx):
         "dtypes": DTYPES,
         "backends": BACKENDS,
         "irs": IRS,
+        "quantizers": QUANTIZERS,
+        "schemes": SCHEMES,
     }) + "\n")
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 starlark_facts = rule(
     implementation = _starlark_facts_impl,
-    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS and IRS.",
+    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS, IRS, QUANTIZERS and SCHEMES.",
 )

@@ -46,6 +46,10 @@ TYPE_HINTS = {
     ("graph_snapshot_test", "golden"): "string (a file name in this package)",
     ("numerics_test", "rtol"): "float, string or None",
     ("numerics_test", "atol"): "float, string or None",
+    ("calibration_data", "init_args"): "dict of the entry's keyword arguments (JSON values)",
+    ("numerics_test", "reference"): "\"eager\", \"exported\" or a torch_export label",
+    ("numerics_test", "min_sqnr_db"): "float or None",
+    ("numerics_test", "min_top1_agreement"): "float or None",
     ("pte_inspect", "program"): "label",
     ("torch_export_toolchain_repositories", "lock"): "label or None",
 }

@@ -1,0 +1,100 @@
+"""torch_quantize: PT2E quantization of a torch_export's .pt2, giving a quantized .pt2."""
+
+load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":exporter_action.bzl", "run_exporter")
+
+QUANTIZERS = ["xnnpack"]
+
+# scheme -> whether it needs calibration (static activation scales); exporter/quantize.py
+# has the quantizer settings of each.
+SCHEMES = {
+    "int8_static_per_channel": True,
+    "int8_static_per_tensor": True,
+    "int8_dynamic_per_channel": False,
+}
+
+def _check(ctx):
+    where = "torch_quantize {}: ".format(ctx.label)
+    if ctx.attr.quantizer not in QUANTIZERS:
+        fail(where + "quantizer = {} is not one of {}; pick one of those".format(repr(ctx.attr.quantizer), QUANTIZERS))
+    if ctx.attr.scheme not in SCHEMES:
+        fail(where + "scheme = {} is not one of {}; pick one of those".format(repr(ctx.attr.scheme), sorted(SCHEMES.keys())))
+    static = SCHEMES[ctx.attr.scheme]
+    if static and not ctx.attr.calibration:
+        fail(where + "scheme {} fixes activation scales from sample inputs; set calibration = \":<calibration_data>\" (or use scheme = \"int8_dynamic_per_channel\", which needs none)".format(repr(ctx.attr.scheme)))
+    if not static and ctx.attr.calibration:
+        fail(where + "scheme {} computes activation scales at run time and observes no calibration batches; remove calibration (or use a static scheme)".format(repr(ctx.attr.scheme)))
+
+def _torch_quantize_impl(ctx):
+    _check(ctx)
+    exported = ctx.attr.exported[ExportedProgramInfo]
+    calibration = ctx.attr.calibration[CalibrationDataInfo] if ctx.attr.calibration else None
+    pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
+    manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
+    log = run_exporter(
+        ctx,
+        command = "quantize",
+        mnemonic = "TorchQuantize",
+        progress_message = "Quantizing {} ({}, {})".format(ctx.label, ctx.attr.quantizer, ctx.attr.scheme),
+        config = {
+            "exported_label": str(exported.label),
+            "pt2": exported.pt2.path,
+            "spec_label": str(exported.spec.label),
+            "spec": exported.spec.spec,
+            "strict": exported.options["strict"],
+            "quantizer": ctx.attr.quantizer,
+            "scheme": ctx.attr.scheme,
+            "calibration": {
+                "label": str(calibration.label),
+                "batches": calibration.batches.path,
+            } if calibration else None,
+        },
+        inputs = [exported.pt2] + ([calibration.batches] if calibration else []),
+        outputs = {"pt2": pt2, "manifest": manifest},
+    )
+    return [
+        ExportedProgramInfo(
+            label = ctx.label,
+            pt2 = pt2,
+            manifest = manifest,
+            model = exported.model,
+            spec = exported.spec,
+            # The re-export traces torch.export's own (training) IR.
+            options = {"strict": exported.options["strict"], "ir": "training", "decompose": [], "keep": []},
+            quantization = {"quantizer": ctx.attr.quantizer, "scheme": ctx.attr.scheme},
+            calibration = calibration,
+        ),
+        DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
+        OutputGroupInfo(logs = depset([log])),
+    ]
+
+torch_quantize = rule(
+    implementation = _torch_quantize_impl,
+    doc = "Quantizes an exported program with PT2E (prepare_pt2e, calibration, convert_pt2e) and " +
+          "re-exports it with the same shape spec. Outputs <name>.pt2 and <name>.pt2.json; takes " +
+          "the place of a torch_export everywhere.",
+    attrs = {
+        "exported": attr.label(
+            mandatory = True,
+            providers = [ExportedProgramInfo],
+            doc = "The torch_export whose .pt2 to quantize (its model's sources are not read).",
+        ),
+        "quantizer": attr.string(
+            default = "xnnpack",
+            doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer).",
+        ),
+        "scheme": attr.string(
+            default = "int8_static_per_channel",
+            doc = "\"int8_static_per_channel\" (int8 activations with calibrated scales, per-channel " +
+                  "int8 weights), \"int8_static_per_tensor\", or \"int8_dynamic_per_channel\" " +
+                  "(activation scales computed at run time: linear-heavy models, no calibration).",
+        ),
+        "calibration": attr.label(
+            providers = [CalibrationDataInfo],
+            doc = "The calibration_data a static scheme observes; refused for a dynamic scheme.",
+        ),
+    },
+    provides = [ExportedProgramInfo],
+    toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
+)
