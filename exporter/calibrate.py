@@ -155,7 +155,8 @@ def _check_tensor(tensor, value, spec, dims, where, spec_label):
         if rest or (lo is not None and base < lo) or (hi is not None and base > hi):
             raise UserError(
                 f"{at}, which puts dim {parsed.name!r} ({written}) outside its range "
-                f"[{lo}, {hi}] in shape_spec {spec_label}; give a size inside it"
+                f"[{lo or 0}, {'inf' if hi is None else hi}] in shape_spec {spec_label}; give a "
+                f"size inside it"
             )
         if dims.setdefault(parsed.name, base) != base:
             raise UserError(

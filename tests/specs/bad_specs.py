@@ -34,16 +34,50 @@ class Bounded(torch.nn.Module):
         if x.shape[0] > 512:
             return x.sum(0)
         return x * 2
+
+
+class Linear4(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def too_many_rows():
+    return [{"x": torch.randn(2, 4)}, {"x": torch.randn(9, 4)}]
+
+
+def no_batches():
+    return []
+
+
+def broken_calibration():
+    raise ValueError("the calibration set is not there")
+
+
+def changing_calibration():
+    import time
+
+    return [{"x": torch.full((2, 4), float(time.perf_counter_ns() % 1000))}]
 '''
 
 # Loaded at the top of every generated BUILD file.
-PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "dim", "shape_spec", "tensor", "torch_export", "torch_model")
+PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "calibration_data", "dim", "shape_spec", "tensor", "torch_export", "torch_model", "torch_quantize")
 
 torch_model(name = "add", srcs = ["//bad:models.py"], entry = "bad.models:Add")
 torch_model(name = "double", srcs = ["//bad:models.py"], entry = "bad.models:Double")
 torch_model(name = "four_rows", srcs = ["//bad:models.py"], entry = "bad.models:FourRows")
 torch_model(name = "bounded", srcs = ["//bad:models.py"], entry = "bad.models:Bounded")
+torch_model(name = "linear4", srcs = ["//bad:models.py"], entry = "bad.models:Linear4")
 '''
+
+# Calibration batches for //bad:linear4, each from an entry in models.py.
+def _calibration(name, entry):
+    return (f'calibration_data(name = "{name}", srcs = ["//bad:models.py"], entry = "bad.models:{entry}", '
+            f'shapes = ":s_rows")')
+
 
 # Caught at analysis time, before any Python runs: tests/starlark/BUILD tests those in-process
 # (skylib's analysistest), with the same messages.
@@ -94,6 +128,23 @@ ACTION = [
      'torch_export(name = "rank_mismatch_ep", model = ":add", shapes = ":s_rank")',
      ["//bad:s_rank", "//bad:add", 'x ["n", 3] float32, y ["n", 3, 3] float32',
       "bad/models.py:7 (return x + y)"]),
+    # Quantization (the CalibrationData and TorchQuantize actions).
+    ("//bad:calib_out_of_range",
+     'shape_spec(name = "s_rows", inputs = {"x": tensor(["n", 4])}, dims = {"n": dim(max = 8)})\n'
+     + _calibration("calib_out_of_range", "too_many_rows"),
+     ["calibration_data //bad:calib_out_of_range", 'batch 1, input "x" axis 0 has size 9',
+      "outside its range [0, 8] in shape_spec //bad:s_rows", "give a size inside it"]),
+    ("//bad:calib_empty", _calibration("calib_empty", "no_batches"),
+     ["calibration_data //bad:calib_empty has no batches", "give it at least one"]),
+    ("//bad:calib_raises", _calibration("calib_raises", "broken_calibration"),
+     ["raised ValueError: the calibration set is not there", "(at bad/models.py:", "fix the entry"]),
+    ("//bad:calib_changes", _calibration("calib_changes", "changing_calibration"),
+     ["gave different batches on two calls", "seeded torch.Generator"]),
+    ("//bad:nothing_to_quantize_ep",
+     'shape_spec(name = "s_nothing", inputs = {"x": tensor([4])})\n'
+     'torch_export(name = "float_only_ep", model = ":double", shapes = ":s_nothing")\n'
+     'torch_quantize(name = "nothing_to_quantize_ep", exported = ":float_only_ep", scheme = "int8_dynamic_per_channel")',
+     ["found nothing to quantize in //bad:float_only_ep", "aten.mul.Tensor", "lower the float program"]),
 ]
 
 # Failures while the BUILD file loads (a macro's fail(), an attr outside its `values`) put the
