@@ -10,7 +10,6 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 """
 
 import copy
-import inspect
 import json
 import math
 import os
@@ -78,17 +77,6 @@ def make_inputs(spec, sizes, seed=0):
     generator = torch.Generator().manual_seed(seed)
     return {e["name"]: spec_lib.build_value(e["value"], case, generator, e["name"], {})
             for e in case["inputs"]}
-
-
-def call_arguments(ep, values):
-    """(args, kwargs) for the program's signature: as many positionals as it was exported with."""
-    params = list(inspect.signature(ep.module().forward).parameters)
-    in_spec = ep.call_spec.in_spec  # ((args...), {kwargs...})
-    n_args, keywords = in_spec.child(0).num_children, list(in_spec.child(1).context or [])
-    missing = [n for n in params[:n_args] + keywords if n not in values]
-    if missing:
-        raise ValueError(f"the program takes input {missing[0]!r}, which the shape_spec does not name")
-    return tuple(values[n] for n in params[:n_args]), {k: values[k] for k in keywords}
 
 
 def runtime_inputs(args, kwargs, n_inputs):
@@ -233,7 +221,7 @@ def run(config):
     ok = True
     runs = []
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
-        args, kwargs = call_arguments(ep, make_inputs(config["spec"], sizes))
+        args, kwargs = spec_lib.call_arguments(ep, make_inputs(config["spec"], sizes))
         runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
     if config.get("calibration"):
         check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])

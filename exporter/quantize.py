@@ -14,7 +14,6 @@ from exporter import (
     calibrate,
     export as export_lib,
     manifest,
-    numerics,
     pt2 as pt2_lib,
     ranges,
     spec as spec_lib,
@@ -76,7 +75,7 @@ def quantize(ep, config, batches):
     with torch.no_grad():
         for batch in batches:
             args, kwargs = ((example.args, example.kwargs) if batch is None
-                            else numerics.call_arguments(ep, batch))
+                            else spec_lib.call_arguments(ep, batch, prepared))
             prepared(*args, **kwargs)
     return convert_pt2e(prepared)
 

@@ -155,6 +155,20 @@ def program_leaves(ep, spec):
     return leaves if len(leaves) == len(ep.graph_signature.user_inputs) else None
 
 
+def call_arguments(ep, values, module=None):
+    """(args, kwargs) for the program's signature: as many positionals as it was exported with.
+
+    module: ep.module() (or a module with its signature), when the caller already has one.
+    """
+    params = list(inspect.signature((module or ep.module()).forward).parameters)
+    in_spec = ep.call_spec.in_spec  # ((args...), {kwargs...})
+    n_args, keywords = in_spec.child(0).num_children, list(in_spec.child(1).context or [])
+    missing = [n for n in params[:n_args] + keywords if n not in values]
+    if missing:
+        raise ValueError(f"the program takes input {missing[0]!r}, which the shape_spec does not name")
+    return tuple(values[n] for n in params[:n_args]), {k: values[k] for k in keywords}
+
+
 def user_input_values(ep):
     """meta["val"] of each user input placeholder, in order (a FakeTensor, or the constant)."""
     nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}

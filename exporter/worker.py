@@ -60,6 +60,10 @@ def warm_up(command):
         if command == "lower":
             # A portable lowering after this one costs no more than a warm one, so one will do.
             lower.lower(pt2.load(path), ["xnnpack"])
+        if command == "quantize":
+            from exporter import quantize
+
+            quantize.QUANTIZERS["xnnpack"]("int8_static_per_channel")  # imports torchao's PT2E
 
 
 class RequestReader:

@@ -52,7 +52,16 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
-def resnet18(num_classes=1000):
-    """ResNet-18 with seeded weights, in eval mode."""
+def resnet18(num_classes=1000, estimate_batch_norm=False):
+    """ResNet-18 with seeded weights, in eval mode.
+
+    estimate_batch_norm: batch norm statistics from seeded noise (models.common.layers), so
+    that the outputs depend on the input as a trained network's do; the quantized zoo uses it.
+    """
     torch.manual_seed(0)
-    return ResNet((2, 2, 2, 2), num_classes=num_classes).eval()
+    model = ResNet((2, 2, 2, 2), num_classes=num_classes)
+    if estimate_batch_norm:
+        from models.common.layers import estimate_batch_norm as estimate  # only that variant's dep
+
+        estimate(model, (8, 3, 224, 224))
+    return model.eval()

@@ -47,3 +47,25 @@ def masked_mean(x, mask):
     weights = mask.to(x.dtype).unsqueeze(-1)
     total = (x * weights).sum(dim=1)
     return total / weights.sum(dim=1).clamp(min=1.0)
+
+
+def estimate_batch_norm(module, input_shape, batches=4, seed=2):
+    """Sets every BatchNorm's running statistics from seeded noise, as training would from data.
+
+    With torch's initial statistics (mean 0, variance 1), a deep random network loses its signal
+    layer by layer, and every input gives nearly the same logits, so a quantized program would
+    be judged on a constant. Estimated statistics keep each layer's activations at unit scale.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    norms = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # a cumulative average over the batches
+    module.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            module(torch.randn(input_shape, generator=generator))
+    for norm in norms:
+        norm.momentum = 0.1
+    return module.eval()
+

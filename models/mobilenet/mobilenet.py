@@ -4,6 +4,7 @@ convolutions, narrowed so that it exports and lowers in seconds. Seeded weights.
 import torch
 from torch import nn
 
+from models.common import layers
 from models.common.layers import ConvBNAct, ImageHead
 
 
@@ -49,10 +50,14 @@ class MobileNetV2(nn.Module):
         return self.head(self.features(x))
 
 
-def mobilenet_v2(num_classes=10, width=1, keepdim_pool=False):
+def mobilenet_v2(num_classes=10, width=1, keepdim_pool=False, estimate_batch_norm=False):
     """The network in eval mode; torch's default initialisation under the exporter's seed.
 
-    width multiplies every layer's channels; keepdim_pool pools the way XNNPACK delegates.
+    width multiplies every layer's channels; keepdim_pool pools the way XNNPACK delegates;
+    estimate_batch_norm takes batch norm statistics from seeded noise (see layers.py).
     """
     torch.manual_seed(0)
-    return MobileNetV2(num_classes=num_classes, width=width, keepdim_pool=keepdim_pool).eval()
+    model = MobileNetV2(num_classes=num_classes, width=width, keepdim_pool=keepdim_pool)
+    if estimate_batch_norm:
+        layers.estimate_batch_norm(model, (8, 3, 64, 64))
+    return model.eval()

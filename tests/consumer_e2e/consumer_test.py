@@ -14,6 +14,7 @@ CONSUMER = "examples/consumer"
 TESTS = [
     "//keywords:keyword_net_graph_test",
     "//keywords:keyword_net_numerics_test",
+    "//keywords:keyword_net_q8_numerics_test",
     "//keywords:keyword_net_runtime_test",
 ]
 
@@ -42,7 +43,8 @@ def test_consumer_builds_and_tests(consumer):
         )
     # The consumer's own targets ran through the rules' actions.
     assert result.labels("TorchExport") == ["//keywords:keyword_net_ep"]
-    assert result.labels("ExecuTorchLower") == ["//keywords:keyword_net_pte"]
+    assert result.labels("TorchQuantize") == ["//keywords:keyword_net_q8_ep"]
+    assert result.labels("ExecuTorchLower") == ["//keywords:keyword_net_pte", "//keywords:keyword_net_q8_pte"]
     # The exporter ran from the external repository, not from a copy in the consumer.
     (export,) = result.executed("TorchExport")
     assert "external/rules_torch_export/exporter/main.py" in export["commandArgs"]

@@ -217,7 +217,7 @@ def _label_of(output_path):
     if len(parts) < 5 or parts[0] != "bazel-out" or parts[2] != "bin":
         return None
     package, name = "/".join(parts[3:-1]), parts[-1]
-    for suffix in (".pt2.json", ".pte.json", ".pt2", ".pte"):
+    for suffix in (".pt2.json", ".pte.json", ".calib.json", ".pt2", ".pte", ".calib.pt"):
         if name.endswith(suffix):
             return f"//{package}:{name[:-len(suffix)]}"
     return None

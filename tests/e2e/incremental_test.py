@@ -92,6 +92,27 @@ def test_changing_only_the_backend_relowers_without_reexporting(ws):
     assert result.labels("ExecuTorchLower") == ["//zoo:gate_pte"]
 
 
+def test_new_calibration_data_requantizes_and_relowers_without_reexporting(ws):
+    _edit(ws, "zoo/calibration.py", "def signals(count=4, batch=4, seed=1):",
+          "def signals(count=4, batch=4, seed=2):")
+    result = _rebuild(ws)
+    assert result.executed("TorchExport") == []
+    assert result.labels("CalibrationData") == ["//zoo:signal_calibration"]
+    assert result.labels("TorchQuantize") == ["//zoo:conv_q8_ep"]
+    assert result.labels("ExecuTorchLower") == ["//zoo:conv_q8_pte"]
+
+
+def test_a_comment_in_the_model_reexports_and_quantization_stops_there(ws):
+    pt2 = ws.sha256("bazel-bin/zoo/conv_ep.pt2")
+    _edit(ws, "zoo/conv.py", "    def forward(self, x):\n",
+          "    def forward(self, x):\n        # Pool over time, then classify.\n")
+    result = _rebuild(ws)
+    assert result.labels("TorchExport") == ["//zoo:conv_ep"]
+    assert ws.sha256("bazel-bin/zoo/conv_ep.pt2") == pt2  # the same program...
+    assert result.executed("TorchQuantize") == []  # ...so nothing below it ran
+    assert result.executed("ExecuTorchLower") == []
+
+
 def _exporter_workers(ws, command):
     """Pids of this workspace's persistent workers for `command` (export or lower)."""
     pids = []
