@@ -101,39 +101,63 @@ class ExportConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class LowerConfig:
-    """ExecuTorchLower: .pt2 -> .pte (outputs "pte", "manifest", "log", optional "summary").
+class MethodConfig:
+    """One method of a program: the exported program it lowers.
 
-    exported_label     the torch_export target the .pt2 came from
+    exported_label     the torch_export (or torch_quantize) target the .pt2 came from
     pt2                path of the .pt2; the lowering never re-exports
-    backends           partitioners, e.g. ["xnnpack"]; [] is the portable runtime
     spec_label, spec   the export's shape_spec (names sizes in messages), or None
     export             the export's ExportOptions (the fixes a message may offer)
+    """
+
+    exported_label: str
+    pt2: str
+    spec_label: str
+    spec: dict
+    export: ExportOptions
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            exported_label=data["exported_label"],
+            pt2=data["pt2"],
+            spec_label=data.get("spec_label"),
+            spec=data.get("spec"),
+            export=ExportOptions.from_json(data.get("export")),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerConfig:
+    """ExecuTorchLower: .pt2 files -> .pte (outputs "pte", "manifest", "log", optional "summary").
+
+    methods     {method name: MethodConfig}; in the JSON either "methods" (several) or the one
+                method's fields at the top level, which is "forward"
+    backends    partitioners, e.g. ["xnnpack"]; [] is the portable runtime
+    metadata    {name: int, float, bool or str}: constant methods of the program
     """
 
     label: str
     identity: str
     outputs: dict
-    exported_label: str
-    pt2: str
+    methods: dict
     backends: tuple
-    spec_label: str
-    spec: dict
-    export: ExportOptions
+    metadata: dict
     raw: dict
 
     @classmethod
     def from_json(cls, data):
+        if "methods" in data:
+            methods = {name: MethodConfig.from_json(m) for name, m in data["methods"].items()}
+        else:
+            methods = {"forward": MethodConfig.from_json(data)}
         return cls(
             label=data.get("label", "?"),
             identity=data["identity"],
             outputs=dict(data.get("outputs", {})),
-            exported_label=data["exported_label"],
-            pt2=data["pt2"],
+            methods=methods,
             backends=tuple(data.get("backends", ())),
-            spec_label=data.get("spec_label"),
-            spec=data.get("spec"),
-            export=ExportOptions.from_json(data.get("export")),
+            metadata=dict(data.get("metadata") or {}),
             raw=data,
         )
 

@@ -1,10 +1,12 @@
 """The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
 
+import json
 import os
 
 import torch
 
 from exporter import lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
+from exporter import spec as spec_lib
 from exporter.errors import UserError
 
 BACKENDS = ("xnnpack",)
@@ -22,8 +24,9 @@ def _partitioners(backends):
     return partitioners
 
 
-def lower(ep, backends):
-    """Lowers an ExportedProgram; returns executorch's ExecutorchProgramManager."""
+def lower(programs, backends, constant_methods=None):
+    """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
+    ExecuTorch's ExecutorchProgramManager."""
     from executorch.exir import to_edge_transform_and_lower
 
     # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
@@ -31,41 +34,78 @@ def lower(ep, backends):
     # oneDNN: batch > 1). ExecuTorch never uses those backends; without them the dims keep the
     # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
-        edge = to_edge_transform_and_lower(ep, partitioner=_partitioners(backends))
+        edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
+                                           constant_methods=constant_methods or None)
         return edge.to_executorch()
 
 
 def program_summary(program):
-    """Per method: its operators (outside delegates) and delegates with their payload sizes.
-
-    program is ExecuTorch's own Program (to_executorch's, or deserialize_pte_binary's).
-    """
+    """Per method (constant methods too): its operators (outside delegates) and delegates with
+    their payload sizes. program is ExecuTorch's own Program (to_executorch's, or
+    deserialize_pte_binary's)."""
     return {
         name: {"operators": record["operators"], "delegates": record["delegates"]}
         for name, record in program_summary_lib.methods(program).items()
     }
 
 
-def run(config):
-    """Runs the action for a LowerConfig."""
-    context = lower_errors.Context(config.label, config.exported_label, config.backends,
-                                   config.export, config.spec_label)
+def input_schema(methods):
+    """What each method takes, from its shape spec, as JSON text: input names (paths for
+    nested inputs), dtypes and shapes, and each dim's declared min and max. The runtime checks
+    only an input's element count against its bound; an app can check this before a call."""
+    schema = {}
+    for name, method in sorted(methods.items()):
+        spec = method.spec or {"inputs": [], "dims": {}}
+        inputs = []
+        for entry in spec["inputs"]:  # named as forward's parameter, then the path inside it
+            prefix = f"inputs[{spec_lib.key_text(entry['name'])}]"
+            for path, t in spec_lib.walk_tensors({"inputs": [entry]}):
+                inputs.append({"name": str(entry["name"]) + path[len(prefix):], "dtype": t["dtype"], "shape": t["shape"]})
+        schema[name] = {
+            "inputs": inputs,
+            "dims": {d: {"min": v.get("min"), "max": v.get("max")} for d, v in sorted(spec.get("dims", {}).items())},
+        }
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+def _load(method, context):
     try:
-        ep = pt2_lib.load(config.pt2)
+        ep = pt2_lib.load(method.pt2)
     except Exception as e:
-        unresolved = pt2_lib.unresolved_operators(config.pt2)
+        unresolved = pt2_lib.unresolved_operators(method.pt2)
         if unresolved:
             raise UserError(lower_errors.unresolved_message(unresolved, context)) from e
-        raise UserError(f"cannot load {os.path.basename(config.pt2)}: {e}") from e
-    unbounded = lower_errors.unbounded_sizes(ep, config.spec)
+        raise UserError(f"cannot load {os.path.basename(method.pt2)}: {e}") from e
+    unbounded = lower_errors.unbounded_sizes(ep, method.spec)
     if unbounded:
         raise UserError(lower_errors.unbounded_message(unbounded, context))
+    return ep
+
+
+def run(config):
+    """Runs the action for a LowerConfig."""
+    contexts = {
+        name: lower_errors.Context(config.label, m.exported_label, config.backends, m.export, m.spec_label)
+        for name, m in config.methods.items()
+    }
+    programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
+    constants = dict(config.metadata, input_schema=input_schema(config.methods))
+    clash = sorted(set(constants) & set(programs))
+    if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
+        raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
+                        f"method; rename it")
     try:
-        et_program = lower(ep, list(config.backends))
+        et_program = lower(programs, list(config.backends), constants)
     except UserError:
         raise
     except Exception as e:
+        # One method's context names its target; with several, the message lists them all.
+        context = next(iter(contexts.values()))
+        if len(contexts) > 1:
+            context.exported_label = ", ".join(m.exported_label for m in config.methods.values())
         raise UserError(lower_errors.explain(e, context)) from e
+    exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
+                for name, m in config.methods.items()}
     pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
     tmp = pte + ".tmp"
     with open(tmp, "wb") as f:
@@ -74,11 +114,13 @@ def run(config):
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
         "label": config.label,
-        "exported": {"label": config.exported_label, "pt2_sha256": manifest.sha256_file(config.pt2)},
+        "exported": exported["forward"] if "forward" in exported else next(iter(exported.values())),
         "backends": list(config.backends),
         "pte": manifest.file_record(pte),
         "inputs": manifest.inputs_record(config.raw),
         "methods": program_summary(et_program.executorch_program),
+        "constant_methods": constants,
+        **({"method_programs": exported} if len(exported) > 1 else {}),
         "toolchain": manifest.toolchain_record(config.identity),
     })
     if "summary" in config.outputs:

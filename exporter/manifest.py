@@ -101,6 +101,8 @@ def inputs_record(config):
         record["spec"] = canonical_digest(config["spec"])
     if config.get("pt2"):
         record["pt2"] = sha256_file(config["pt2"])
+    if config.get("methods"):  # a program of several methods
+        record["pt2"] = {name: sha256_file(m["pt2"]) for name, m in sorted(config["methods"].items())}
     if config.get("calibration"):
         record["calibration"] = sha256_file(config["calibration"]["batches"])
     return record

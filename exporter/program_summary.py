@@ -100,6 +100,25 @@ def method_record(program, plan):
     }
 
 
+_SCALAR_FIELDS = {"Int": "int_val", "Bool": "bool_val", "Double": "double_val", "String": "string_val"}
+
+
+def constant_value(plan):
+    """The value a constant method returns (ExecuTorch's constant_methods: no inputs, no
+    instructions, one scalar output), or None for a method that computes."""
+    if len(plan.inputs) or any(len(chain.instructions) for chain in plan.chains) or len(plan.outputs) != 1:
+        return None
+    value = plan.values[plan.outputs[0]].val
+    field = _SCALAR_FIELDS.get(kind(value)) if value is not None else None
+    return getattr(value, field) if field else None
+
+
+def constants(program):
+    """{name: value} of the program's constant methods (metadata, input_schema)."""
+    found = {plan.name: constant_value(plan) for plan in program.execution_plan}
+    return {name: value for name, value in found.items() if value is not None}
+
+
 def methods(program):
-    """{method name: method_record} for every execution plan."""
+    """{method name: method_record} for every execution plan, constant methods included."""
     return {plan.name: method_record(program, plan) for plan in program.execution_plan}

@@ -86,6 +86,7 @@ def summarize_bytes(buf):
         "program_version": program.version,
         "flatbuffer_bytes": flatbuffer_bytes,
         "methods": methods,
+        "constant_methods": program_summary.constants(program),
         "constants": constants,
         "named_data": {"entries": sum(named.values()),
                        "bytes": sum(program.segments[i].size for i in named)},
@@ -128,6 +129,8 @@ def format_text(summary, name):
         lines += [f"    {d['count']:5d}  {i}  {_fmt_bytes(d['bytes'])}" for i, d in m["delegates"].items()]
         planned = m["planned_memory"]
         lines.append(f"  planned memory: {_fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
+    for method, value in summary["constant_methods"].items():  # metadata and the input schema
+        lines += ["", f"constant method {method}: {value!r}"]
     c = summary["constants"]
     lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {_fmt_bytes(c['bytes'])}",
               f"named data: {summary['named_data']['entries']} entries, {_fmt_bytes(summary['named_data']['bytes'])}",

@@ -188,6 +188,8 @@ def pte_lines(buf):
     program = pte_inspect.read_program(buf)
     lines = []
     for plan in program.execution_plan:
+        if program_summary.constant_value(plan) is not None:
+            continue
         method = program_summary.method_record(program, plan)
         op_names = program_summary.op_names(plan)
         lines += ["", f"== program method {plan.name}"]
@@ -195,6 +197,8 @@ def pte_lines(buf):
             lines += [f"{kind[:-1]} {i}: {pte_inspect.format_value(v)}" for i, v in enumerate(method[kind])]
         lines.append(f"planned memory: {method['planned_memory']['bytes']} bytes")
         lines += [_instruction(plan, ins, op_names) for chain in plan.chains for ins in chain.instructions]
+    for name, value in program_summary.constants(program).items():
+        lines += ["", f"== program constant {name}: {value!r}"]
     return lines
 
 

@@ -26,6 +26,7 @@ load(
 )
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
+load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
 load(
     "//rules/private:graph_snapshot_test.bzl",
     _graph_snapshot_test = "graph_snapshot_test",
@@ -59,6 +60,9 @@ DYNAMIC = _DYNAMIC
 STATIC = _STATIC
 torch_export = _torch_export
 executorch_program = _executorch_program
+
+# One program per device class, with their numerics tests (docs/programs.md).
+executorch_programs = _executorch_programs
 
 # Quantization (docs/quantization.md): a torch_quantize takes the place of a torch_export.
 calibration_data = _calibration_data

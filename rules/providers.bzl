@@ -51,7 +51,8 @@ ExecuTorchProgramInfo = provider(
         "pte": "The .pte File.",
         "manifest": "The .pte.json File: sha256, size, backends, operators and delegates.",
         "backends": "list of the backends it was lowered for ([] is the portable runtime).",
-        "exported": "The ExportedProgramInfo it was lowered from.",
+        "exported": "The ExportedProgramInfo of its forward method (or its only method).",
+        "methods": "dict of method name to the ExportedProgramInfo it was lowered from.",
     },
 )
 

@@ -3,20 +3,73 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":exporter_action.bzl", "run_exporter")
+load(":linear_expr.bzl", "is_identifier")
 
 BACKENDS = ["xnnpack"]
 
+# The constant method every program gets: its methods' input names, dtypes, shapes and dims.
+INPUT_SCHEMA = "input_schema"
+
+def _method_config(exported):
+    return {
+        "exported_label": str(exported.label),
+        "pt2": exported.pt2.path,
+        # For messages: the spec names the sizes, the options are the fixes to offer.
+        "spec_label": str(exported.spec.label),
+        "spec": exported.spec.spec,
+        "export": exported.options,
+    }
+
+def _methods(ctx, where):
+    """{method name: ExportedProgramInfo}, from exported or from methods (checked)."""
+    if ctx.attr.exported and ctx.attr.has_methods:
+        fail(where + "set exported (one method, forward) or methods (several), not both")
+    if ctx.attr.exported:
+        return {"forward": ctx.attr.exported[ExportedProgramInfo]}
+    if not ctx.attr.has_methods:
+        fail(where + "set exported = \":<torch_export>\" (or methods = {\"forward\": \":<torch_export>\", ...})")
+    if not ctx.attr.method_names:
+        fail(where + "methods is empty; give at least one, e.g. methods = {\"forward\": \":model_ep\"}")
+    for name in ctx.attr.method_names:
+        if not is_identifier(name):
+            fail(where + "method name {} is not an identifier; use letters, digits and _, e.g. \"decode\"".format(repr(name)))
+    return {
+        name: ctx.attr.method_exported[index][ExportedProgramInfo]
+        for name, index in zip(ctx.attr.method_names, ctx.attr.method_index)
+    }
+
+def _metadata(ctx, where, methods):
+    metadata = json.decode(ctx.attr.metadata_json)
+    for key, value in metadata.items():
+        if not is_identifier(key):
+            fail(where + "metadata key {} is not an identifier; an app reads it as a method of that name".format(repr(key)))
+        if key in methods or key == INPUT_SCHEMA:
+            fail(where + "metadata key {} has the name of a method of the program; rename the key".format(repr(key)))
+        if type(value) not in ("int", "string", "bool", "float"):
+            fail(where + "metadata[{}] is a {}; give an int, float, bool or string (encode structures as a JSON string)".format(repr(key), type(value)))
+    return metadata
+
 def _executorch_program_impl(ctx):
+    where = "executorch_program {}: ".format(ctx.label)
     for backend in ctx.attr.backends:
         if backend not in BACKENDS:
-            fail("backends has {}; use {} (or [] for the portable runtime)".format(repr(backend), BACKENDS))
-    exported = ctx.attr.exported[ExportedProgramInfo]
+            fail(where + "backends has {}; use {} (or [] for the portable runtime)".format(repr(backend), BACKENDS))
+    methods = _methods(ctx, where)
+    metadata = _metadata(ctx, where, methods)
+    exported = methods["forward"] if "forward" in methods else methods.values()[0]
     pte = ctx.actions.declare_file(ctx.label.name + ".pte")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pte.json")
     outputs = {"pte": pte, "manifest": manifest}
     if ctx.attr.summary:
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
+    if ctx.attr.exported:
+        config = _method_config(exported)
+    else:
+        config = {"methods": {name: _method_config(m) for name, m in methods.items()}}
+    config["backends"] = ctx.attr.backends
+    if metadata:
+        config["metadata"] = metadata
     log = run_exporter(
         ctx,
         command = "lower",
@@ -25,16 +78,8 @@ def _executorch_program_impl(ctx):
             ctx.label,
             ", ".join(ctx.attr.backends) or "portable",
         ),
-        config = {
-            "exported_label": str(exported.label),
-            "pt2": exported.pt2.path,
-            "backends": ctx.attr.backends,
-            # For messages: the spec names the sizes, the options are the fixes to offer.
-            "spec_label": str(exported.spec.label),
-            "spec": exported.spec.spec,
-            "export": exported.options,
-        },
-        inputs = [exported.pt2],
+        config = config,
+        inputs = [m.pt2 for m in methods.values()],
         outputs = outputs,
     )
     files = outputs.values()
@@ -45,6 +90,7 @@ def _executorch_program_impl(ctx):
             manifest = manifest,
             backends = ctx.attr.backends,
             exported = exported,
+            methods = methods,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
         OutputGroupInfo(
@@ -53,15 +99,22 @@ def _executorch_program_impl(ctx):
         ),
     ]
 
-executorch_program = rule(
+executorch_program_rule = rule(
     implementation = _executorch_program_impl,
-    doc = "Lowers an exported program to ExecuTorch. Outputs <name>.pte and <name>.pte.json.",
+    doc = "Lowers exported programs to ExecuTorch. Outputs <name>.pte and <name>.pte.json.",
     attrs = {
         "exported": attr.label(
-            mandatory = True,
             providers = [ExportedProgramInfo],
-            doc = "The torch_export target whose .pt2 to lower.",
+            doc = "The torch_export (or torch_quantize) whose .pt2 to lower, as the method forward.",
         ),
+        "has_methods": attr.bool(doc = "Whether the macro was given methods (set by the macro)."),
+        "method_names": attr.string_list(doc = "The methods' names (set by the macro)."),
+        "method_exported": attr.label_list(
+            providers = [ExportedProgramInfo],
+            doc = "The methods' programs, each once (set by the macro).",
+        ),
+        "method_index": attr.int_list(doc = "For each of method_names, its index in method_exported (set by the macro)."),
+        "metadata_json": attr.string(default = "{}", doc = "metadata as JSON (set by the macro)."),
         "backends": attr.string_list(
             default = ["xnnpack"],
             doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only.",
@@ -75,3 +128,34 @@ executorch_program = rule(
     provides = [ExecuTorchProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
+
+def executorch_program(name, exported = None, methods = None, metadata = {}, **kwargs):
+    """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
+
+    Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
+    `input_schema`: a JSON string with each method's input names, dtypes, shapes and dims'
+    min and max, which an app can read without running the model (docs/programs.md).
+
+    Args:
+      name: the target's name.
+      exported: the torch_export (or torch_quantize) to lower as the method `forward`.
+      methods: instead of exported, {method name: torch_export label}, e.g. {"forward":
+        ":encoder_ep", "decode": ":decoder_ep"}: one .pte whose methods share equal weights.
+      metadata: {name: int, bool or string}, each written as a constant method the app reads,
+        e.g. {"model_version": 3}; a name may not be a method's.
+      **kwargs: backends, summary, and the common attributes (tags, visibility, ...).
+    """
+    programs = []  # a label_list takes each label once; two methods may lower one program
+    for label in (methods or {}).values():
+        if label not in programs:
+            programs.append(label)
+    executorch_program_rule(
+        name = name,
+        exported = exported,
+        has_methods = methods != None,
+        method_names = list(methods.keys()) if methods else [],
+        method_exported = programs,
+        method_index = [programs.index(label) for label in (methods or {}).values()],
+        metadata_json = json.encode(metadata),
+        **kwargs
+    )

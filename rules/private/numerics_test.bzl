@@ -52,7 +52,14 @@ def _check_inputs(ctx, listed, spec):
 
 def _numerics_config_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
-    exported = program.exported
+    if ctx.attr.method not in program.methods:
+        fail("numerics_test {}: program {} has no method {}; use one of {}".format(
+            ctx.attr.test_label,
+            program.label,
+            repr(ctx.attr.method),
+            sorted(program.methods.keys()),
+        ))
+    exported = program.methods[ctx.attr.method]
     listed = json.decode(ctx.attr.inputs_json)
     _check_inputs(ctx, listed, exported.spec)
     model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
@@ -89,7 +96,7 @@ def _numerics_config_impl(ctx):
         "pt2": exported.pt2.short_path,
         "pt2_manifest": exported.manifest.short_path,
         "spec": exported.spec.spec,
-        "method": "forward",
+        "method": ctx.attr.method,
         "reference": ctx.attr.reference,
         "reference_program": reference_program,
         "model": model_config,
@@ -127,6 +134,7 @@ _numerics_config = rule(
         "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
         "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
+        "method": attr.string(default = "forward", doc = "The program's method to run."),
         "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
     },
 )
@@ -141,6 +149,7 @@ def numerics_test(
         reference = "eager",
         min_sqnr_db = None,
         min_top1_agreement = None,
+        method = "forward",
         **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
@@ -161,6 +170,8 @@ def numerics_test(
         none of the four gets min_sqnr_db = 20 (docs/quantization.md says why).
       min_top1_agreement: floor on the fraction of rows (over all cases) whose argmax over the
         last axis agrees with the reference, for outputs of 2 or more axes, e.g. 0.9.
+      method: the program's method to run, for a program of several methods; its shape spec
+        and exported program are that method's.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     repo = native.repository_name()
@@ -177,6 +188,7 @@ def numerics_test(
         rtol = str(rtol) if rtol != None else "",
         atol = str(atol) if atol != None else "",
         inputs_json = json.encode(inputs),
+        method = method,
         test_label = label,
         visibility = ["//visibility:private"],
     )

@@ -1,0 +1,54 @@
+"""executorch_programs: one executorch_program (and its numerics_test) per device class."""
+
+load(":executorch_program.bzl", "executorch_program")
+load(":numerics_test.bzl", "numerics_test")
+
+_PROGRAM_KEYS = ["backends", "exported", "methods", "metadata", "summary"]
+
+def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
+    """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.
+
+    For each variant this makes the executorch_program `<name>_<variant>` and the numerics_test
+    `<name>_<variant>_numerics_test` (on every method), and `<name>` is a test_suite of those
+    tests: `bazel test //pkg:<name>`.
+
+    Args:
+      name: the prefix of every target, and the test_suite's name.
+      variants: {variant name: {attribute: value}}; a variant may set backends, exported (e.g.
+        a torch_quantize), methods, metadata and summary, and `numerics`: arguments of its
+        numerics_test (e.g. {"min_sqnr_db": 20}). Example: {"xnnpack": {"backends":
+        ["xnnpack"]}, "portable": {"backends": []}}.
+      exported: the default exported program of every variant.
+      methods: instead of exported, the default methods of every variant.
+      metadata: metadata of every variant; a variant's own is merged over it.
+      numerics: numerics_test arguments of every variant; a variant's own are merged over them.
+      **kwargs: common attributes (tags, visibility) for every target.
+    """
+    if not variants:
+        fail("executorch_programs {}: variants is empty; give at least one, e.g. {{\"portable\": {{\"backends\": []}}}}".format(name))
+    tests = []
+    for variant, settings in variants.items():
+        unknown = [k for k in settings if k not in _PROGRAM_KEYS + ["numerics"]]
+        if unknown:
+            fail("executorch_programs {}: variant {} sets {}; a variant takes {}".format(
+                name,
+                repr(variant),
+                repr(unknown[0]),
+                _PROGRAM_KEYS + ["numerics"],
+            ))
+        program = "{}_{}".format(name, variant)
+        attrs = {"exported": exported, "methods": methods}
+        attrs.update({k: v for k, v in settings.items() if k in _PROGRAM_KEYS})
+        if "exported" in settings and "methods" not in settings:
+            attrs["methods"] = None
+        if "methods" in settings and "exported" not in settings:
+            attrs["exported"] = None
+        attrs["metadata"] = dict(metadata, **settings.get("metadata", {}))
+        executorch_program(name = program, **dict(kwargs, **attrs))
+        test_args = dict(numerics, **settings.get("numerics", {}))
+        method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
+        for method in method_names:
+            test = "{}_{}numerics_test".format(program, "" if method == "forward" else method + "_")
+            numerics_test(name = test, program = ":" + program, method = method, **dict(kwargs, **test_args))
+            tests.append(":" + test)
+    native.test_suite(name = name, tests = tests, **kwargs)
