@@ -7,8 +7,9 @@ The model_bundle rule runs it through the exporter (`main.py bundle @params`, a 
 The folder then holds `<sha256>.pte` (or .pt2) per distinct program and index.json:
   {"format": "rules_torch_export/bundle-index/1", "label": "//app:bundle",
    "programs": {"//zoo:mlp_pte": {"file": "<sha256>.pte", "sha256": ..., "size": ..., ...}}}
-Equal programs are stored once. Everything is sorted, so the folder's bytes depend only on
-the programs.
+A program with external weights ("ptd": its .ptd) also gets `<sha256>.ptd`, named in its
+entry's "ptd". Equal programs and equal weights are stored once. Everything is sorted, so the
+folder's bytes depend only on the programs.
 """
 
 import json
@@ -48,6 +49,12 @@ def index_entry(program, sha256_file):
         "size": os.path.getsize(program["file"]),
     }
     entry.update({key: manifest[key] for key in _METADATA[kind] if key in manifest})
+    if program.get("ptd"):  # external weights, checked and named like the program
+        weights = sha256_file(program["ptd"])
+        if manifest.get("ptd", {}).get("sha256") != weights:
+            raise BundleError(f"{program['label']}: {os.path.basename(program['ptd'])} has sha256 "
+                              f"{weights}, but its manifest records another; rebuild it")
+        entry["ptd"] = {"file": f"{weights}.ptd", "sha256": weights, "size": os.path.getsize(program["ptd"])}
     return entry
 
 
@@ -58,9 +65,13 @@ def build(config, sha256_file):
     entries = {}
     for program in sorted(config["programs"], key=lambda p: p["label"]):
         entry = index_entry(program, sha256_file)
-        target = os.path.join(out, entry["file"])
-        if not os.path.exists(target):
-            shutil.copyfile(program["file"], target)  # contents only: no times, no modes
+        copies = [(program["file"], entry["file"])]
+        if "ptd" in entry:
+            copies.append((program["ptd"], entry["ptd"]["file"]))
+        for source, name in copies:
+            target = os.path.join(out, name)
+            if not os.path.exists(target):  # equal files (shared weights) are stored once
+                shutil.copyfile(source, target)  # contents only: no times, no modes
         entries[program["label"]] = entry
     index = {"format": INDEX_FORMAT, "label": config["label"], "programs": entries}
     with open(os.path.join(out, "index.json"), "w", encoding="utf-8") as f:

@@ -135,6 +135,7 @@ class LowerConfig:
                 method's fields at the top level, which is "forward"
     backends    partitioners, e.g. ["xnnpack"]; [] is the portable runtime
     metadata    {name: int, float, bool or str}: constant methods of the program
+    weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
     """
 
     label: str
@@ -143,6 +144,7 @@ class LowerConfig:
     methods: dict
     backends: tuple
     metadata: dict
+    weights: str
     raw: dict
 
     @classmethod
@@ -158,6 +160,7 @@ class LowerConfig:
             methods=methods,
             backends=tuple(data.get("backends", ())),
             metadata=dict(data.get("metadata") or {}),
+            weights=data.get("weights", "inline"),
             raw=data,
         )
 

@@ -24,10 +24,30 @@ def _partitioners(backends):
     return partitioners
 
 
-def lower(programs, backends, constant_methods=None):
+# The tag ExecuTorch names the weights file after. Fixed, so that the .ptd's and the .pte's bytes
+# do not depend on the target's name; the action renames <tag>.ptd to <name>.ptd.
+WEIGHTS_TAG = "weights"
+
+
+def _move_delegate_weights_out(edge):
+    """Puts every delegate's named data (XNNPACK's weights) in the WEIGHTS_TAG data file.
+
+    XNNPACK moves a weight out only when its placeholder carries meta["custom"]
+    ["delegate_constant_tag"], but it folds batch norm into convolutions while it lowers, and
+    the folded weights are new placeholders without the tag: they would stay in the .pte. So
+    the exporter moves the lowered program's named data instead. ExecuTorch 1.4.1 keeps it in
+    EdgeProgramManager._named_data_store (pte_data, external_data by file tag).
+    """
+    store = edge._named_data_store
+    store.external_data.setdefault(WEIGHTS_TAG, {}).update(store.pte_data)
+    store.pte_data.clear()
+
+
+def lower(programs, backends, constant_methods=None, external_weights=False):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
-    ExecuTorch's ExecutorchProgramManager."""
-    from executorch.exir import to_edge_transform_and_lower
+    ExecuTorch's ExecutorchProgramManager. With external_weights, every weight goes to the
+    tensor data file WEIGHTS_TAG (write_tensor_data_to_file)."""
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
 
     # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
     # backend by the traced batch size and so narrows the batch range (NNPACK: batch < 16,
@@ -36,7 +56,11 @@ def lower(programs, backends, constant_methods=None):
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
         edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
                                            constant_methods=constant_methods or None)
-        return edge.to_executorch()
+        if not external_weights:
+            return edge.to_executorch()
+        _move_delegate_weights_out(edge)
+        # The constants outside delegates (the portable kernels' weights) follow the same tag.
+        return edge.to_executorch(ExecutorchBackendConfig(external_constants=lambda node: WEIGHTS_TAG))
 
 
 def program_summary(program):
@@ -68,6 +92,20 @@ def input_schema(methods):
     return json.dumps(schema, sort_keys=True, separators=(",", ":"))
 
 
+def _write_weights(et_program, path):
+    """Writes the program's weights file to path; returns its manifest record."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as folder:
+        et_program.write_tensor_data_to_file(folder)
+        written = os.listdir(folder)
+        if written != [WEIGHTS_TAG + ".ptd"]:  # a program without weights writes none
+            raise UserError(f"the program has no weights to put in a .ptd (ExecuTorch wrote "
+                            f"{sorted(written)}); set weights = \"inline\"")
+        os.replace(os.path.join(folder, written[0]), path)
+    return manifest.file_record(path)
+
+
 def _load(method, context):
     try:
         ep = pt2_lib.load(method.pt2)
@@ -95,7 +133,7 @@ def run(config):
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
     try:
-        et_program = lower(programs, list(config.backends), constants)
+        et_program = lower(programs, list(config.backends), constants, config.weights == "external")
     except UserError:
         raise
     except Exception as e:
@@ -111,6 +149,7 @@ def run(config):
     with open(tmp, "wb") as f:
         f.write(et_program.buffer)
     os.replace(tmp, pte)
+    weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
         "label": config.label,
@@ -120,6 +159,7 @@ def run(config):
         "inputs": manifest.inputs_record(config.raw),
         "methods": program_summary(et_program.executorch_program),
         "constant_methods": constants,
+        **weights,
         **({"method_programs": exported} if len(exported) > 1 else {}),
         "toolchain": manifest.toolchain_record(config.identity),
     })

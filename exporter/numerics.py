@@ -184,6 +184,22 @@ def check_not_calibration(config, feeds):
                 )
 
 
+def load_method(config):
+    """(execute(inputs) -> outputs, number of inputs) of the program's method, loaded as an app
+    loads it: with its .ptd when the weights are external (executorch.runtime takes no data
+    file in ExecuTorch 1.4.1; the module API does)."""
+    if config.get("ptd"):
+        from executorch.extension.pybindings.portable_lib import _load_for_executorch
+
+        module = _load_for_executorch(config["pte"], data_path=config["ptd"])
+        meta = module.method_meta(config["method"])
+        return (lambda inputs: module.run_method(config["method"], inputs)), meta.num_inputs()
+    from executorch.runtime import Runtime
+
+    method = Runtime.get().load_program(config["pte"]).load_method(config["method"])
+    return method.execute, method.metadata.num_inputs()
+
+
 def _reference(config, ep):
     from exporter.configs import ModelConfig
     from exporter.model_loader import load_model
@@ -199,20 +215,17 @@ def _reference(config, ep):
 
 def run(config):
     """Runs every case; returns (ok, report text)."""
-    from executorch.runtime import Runtime
-
     ep = pt2.load(config["pt2"])
     with open(config["pt2_manifest"], encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
     reference, reference_name = _reference(config, ep)
-    method = Runtime.get().load_program(config["pte"]).load_method(config["method"])
+    execute, n_inputs = load_method(config)
     default_rtol, default_atol = default_tolerances(config.get("backends", []))
     rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
     atol = config["atol"] if config.get("atol") is not None else default_atol
     floors = Floors(config)
     # With accuracy floors, elementwise tolerances apply only when the test sets them.
     elementwise = not floors.active or config.get("rtol") is not None or config.get("atol") is not None
-    n_inputs = method.metadata.num_inputs()
     checks = [f"rtol {rtol:g}, atol {atol:g}"] if elementwise else []
     checks += [f"SQNR >= {floors.sqnr:g} dB"] if floors.sqnr is not None else []
     checks += [f"top-1 agreement >= {floors.top1:g}"] if floors.top1 is not None else []
@@ -231,7 +244,7 @@ def run(config):
             expected = reference(*args, **kwargs)
         expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
         try:
-            actual = list(method.execute(feed))
+            actual = list(execute(feed))
         except Exception as e:  # The runtime raises RuntimeError with its error code.
             ok = False
             lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")

@@ -94,6 +94,41 @@ def summarize_bytes(buf):
     }
 
 
+def _ptd_schema_path():
+    """flat_tensor.fbs (the .ptd schema) beside the installed executorch's program.fbs."""
+    program_fbs = pte_schema.executorch_schema_path()
+    root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
+    return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
+
+
+def summarize_ptd(path):
+    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf)
+    segments = list(root.segments)
+    tensors = []
+    for entry in root.named_data:
+        layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
+        tensors.append({
+            "key": entry.key,
+            "bytes": segments[entry.segment_index].size,
+            "dtype": DTYPE_NAMES.get(layout.scalar_type, str(layout.scalar_type).lower()) if layout else None,
+            "sizes": list(layout.sizes) if layout else None,
+        })
+    return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}
+
+
+def format_ptd(summary, name):
+    """A .ptd summary as the text that `pte_inspect` prints."""
+    lines = [f"{name}: {_fmt_bytes(summary['file_bytes'])}, {len(summary['tensors'])} named tensors, "
+             f"{_fmt_bytes(summary['bytes'])}"]
+    for t in summary["tensors"]:
+        layout = f"{t['dtype']}[{', '.join(map(str, t['sizes']))}]" if t["dtype"] else "(no layout)"
+        lines.append(f"  {t['key']}  {layout}  {_fmt_bytes(t['bytes'])}")
+    return "\n".join(lines) + "\n"
+
+
 def summarize(path):
     with open(path, "rb") as f:
         return summarize_bytes(f.read())
@@ -151,24 +186,26 @@ def _resolve(path):
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="pte_inspect", description=__doc__.splitlines()[0])
-    parser.add_argument("pte", nargs="+", help="a .pte file (other files are ignored, so "
-                        "a target's $(rootpaths) can be passed as is)")
+    parser.add_argument("pte", nargs="+", help="a .pte or .ptd file (other files are ignored, "
+                        "so a target's $(rootpaths) can be passed as is)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
-    paths = [_resolve(p) for p in args.pte if p.endswith(".pte")]
+    paths = [_resolve(p) for p in args.pte if p.endswith((".pte", ".ptd"))]
     if not paths:
-        print(f"pte_inspect: no .pte file among {args.pte}", file=sys.stderr)
+        print(f"pte_inspect: no .pte or .ptd file among {args.pte}", file=sys.stderr)
         return 2
     for path in paths:
+        ptd = path.endswith(".ptd")
         try:
-            summary = summarize(path)
+            summary = summarize_ptd(path) if ptd else summarize(path)
         except Exception as e:  # a truncated or foreign file fails in many ways; say so in one line
             print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
             return 1
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))
         else:
-            sys.stdout.write(format_text(summary, os.path.basename(path)))
+            text = format_ptd if ptd else format_text
+            sys.stdout.write(text(summary, os.path.basename(path)))
     return 0
 
 

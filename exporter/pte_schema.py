@@ -94,10 +94,12 @@ class Schema:
         while tokens[i] != "}":
             field, colon, i = tokens[i], tokens[i + 1], i + 2
             assert colon == ":", f"table {name}: expected ':' after {field}"
+            # Types are looked up by their own name: flat_tensor.fbs writes
+            # executorch_flatbuffer.ScalarType for the enum that scalar_type.fbs declares.
             if tokens[i] == "[":
-                ftype, i = ("vector", tokens[i + 1]), i + 3
+                ftype, i = ("vector", tokens[i + 1].rsplit(".", 1)[-1]), i + 3
             else:
-                ftype, i = ("type", tokens[i]), i + 1
+                ftype, i = ("type", tokens[i].rsplit(".", 1)[-1]), i + 1
             i = tokens.index(";", i) + 1  # skips attributes and defaults; defaults here are 0
             fields.append((field, ftype))
         self.tables[name] = fields

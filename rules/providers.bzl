@@ -53,6 +53,7 @@ ExecuTorchProgramInfo = provider(
         "backends": "list of the backends it was lowered for ([] is the portable runtime).",
         "exported": "The ExportedProgramInfo of its forward method (or its only method).",
         "methods": "dict of method name to the ExportedProgramInfo it was lowered from.",
+        "ptd": "The .ptd File holding the weights (weights = \"external\"), or None.",
     },
 )
 

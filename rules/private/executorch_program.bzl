@@ -7,6 +7,8 @@ load(":linear_expr.bzl", "is_identifier")
 
 BACKENDS = ["xnnpack"]
 
+WEIGHTS = ["inline", "external"]
+
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
 INPUT_SCHEMA = "input_schema"
 
@@ -60,6 +62,12 @@ def _executorch_program_impl(ctx):
     pte = ctx.actions.declare_file(ctx.label.name + ".pte")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pte.json")
     outputs = {"pte": pte, "manifest": manifest}
+    if ctx.attr.weights not in WEIGHTS:
+        fail(where + "weights = {} is not one of {}; use \"external\" for a separate .ptd file".format(repr(ctx.attr.weights), WEIGHTS))
+    ptd = None
+    if ctx.attr.weights == "external":
+        ptd = ctx.actions.declare_file(ctx.label.name + ".ptd")
+        outputs["ptd"] = ptd
     if ctx.attr.summary:
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
@@ -70,6 +78,8 @@ def _executorch_program_impl(ctx):
     config["backends"] = ctx.attr.backends
     if metadata:
         config["metadata"] = metadata
+    if ptd:
+        config["weights"] = "external"
     log = run_exporter(
         ctx,
         command = "lower",
@@ -91,6 +101,7 @@ def _executorch_program_impl(ctx):
             backends = ctx.attr.backends,
             exported = exported,
             methods = methods,
+            ptd = ptd,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
         OutputGroupInfo(
@@ -119,6 +130,12 @@ executorch_program_rule = rule(
             default = ["xnnpack"],
             doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only.",
         ),
+        "weights": attr.string(
+            default = "inline",
+            doc = "\"inline\": the weights are in the .pte; \"external\": in <name>.ptd, " +
+                  "ExecuTorch's named data file, so that program and weights ship apart (the app " +
+                  "loads both; see docs/programs.md).",
+        ),
         "summary": attr.bool(
             default = False,
             doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
@@ -143,7 +160,7 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, **k
         ":encoder_ep", "decode": ":decoder_ep"}: one .pte whose methods share equal weights.
       metadata: {name: int, bool or string}, each written as a constant method the app reads,
         e.g. {"model_version": 3}; a name may not be a method's.
-      **kwargs: backends, summary, and the common attributes (tags, visibility, ...).
+      **kwargs: backends, weights, summary, and the common attributes (tags, visibility, ...).
     """
     programs = []  # a label_list takes each label once; two methods may lower one program
     for label in (methods or {}).values():

@@ -3,7 +3,7 @@
 load(":executorch_program.bzl", "executorch_program")
 load(":numerics_test.bzl", "numerics_test")
 
-_PROGRAM_KEYS = ["backends", "exported", "methods", "metadata", "summary"]
+_PROGRAM_KEYS = ["backends", "exported", "methods", "metadata", "summary", "weights"]
 
 def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
     """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.
@@ -15,7 +15,7 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
     Args:
       name: the prefix of every target, and the test_suite's name.
       variants: {variant name: {attribute: value}}; a variant may set backends, exported (e.g.
-        a torch_quantize), methods, metadata and summary, and `numerics`: arguments of its
+        a torch_quantize), methods, metadata, weights and summary, and `numerics`: arguments of its
         numerics_test (e.g. {"min_sqnr_db": 20}). Example: {"xnnpack": {"backends":
         ["xnnpack"]}, "portable": {"backends": []}}.
       exported: the default exported program of every variant.

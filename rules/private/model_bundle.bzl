@@ -36,6 +36,10 @@ def _model_bundle_impl(ctx):
             "manifest": info.manifest.path,
         }
         inputs += [program, info.manifest]
+        ptd = getattr(info, "ptd", None)
+        if ptd:  # external weights: the app needs them too; equal ones are stored once
+            entries[label]["ptd"] = ptd.path
+            inputs.append(ptd)
 
     directory = ctx.actions.declare_directory(ctx.label.name)
     log = run_exporter(

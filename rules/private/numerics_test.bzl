@@ -63,7 +63,7 @@ def _numerics_config_impl(ctx):
     listed = json.decode(ctx.attr.inputs_json)
     _check_inputs(ctx, listed, exported.spec)
     model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
-    files = [program.pte, exported.pt2, exported.manifest]
+    files = [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
     transitive = []
     model_config = None
     if ctx.attr.reference == "eager":
@@ -93,6 +93,7 @@ def _numerics_config_impl(ctx):
         "program": str(program.label),
         "exported_label": str(exported.label),
         "pte": program.pte.short_path,
+        "ptd": program.ptd.short_path if program.ptd else None,
         "pt2": exported.pt2.short_path,
         "pt2_manifest": exported.manifest.short_path,
         "spec": exported.spec.spec,

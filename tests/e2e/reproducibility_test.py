@@ -102,8 +102,7 @@ def test_outputs_identical_across_checkouts_strategies_and_hash_seeds(checkout_a
     for mnemonic in EXPORTER_MNEMONICS:
         assert {s["runner"] for s in result_b.executed(mnemonic)} == {"local"}
         assert len(result_b.executed(mnemonic)) == zoo_workspace.ACTIONS[mnemonic]
-    # The bundle: index.json and one file per program.
-    assert len(digests_a) == len(zoo_workspace.OUTPUTS) + 1 + len(zoo_workspace.PROGRAMS)
+    assert len(digests_a) == len(zoo_workspace.OUTPUTS) + zoo_workspace.BUNDLE_FILES
     assert _differences(digests_a, digests_b) == []
 
 
@@ -181,6 +180,9 @@ def test_bundle_names_each_program_by_its_digest(checkout_a):
         recorded = json.loads(ws.read(f"bazel-bin/zoo/{name}.pte.json"))
         assert entry["backends"] == recorded["backends"]
         files.add(entry["file"])
+        if "ptd" in entry:  # external weights, named by their digest too
+            assert entry["ptd"]["sha256"] == ws.sha256(f"bazel-bin/zoo/{name}.ptd")
+            files.add(entry["ptd"]["file"])
     assert sorted(os.listdir(os.path.join(ws.path, "bazel-bin/zoo/app"))) == sorted(files)
 
 

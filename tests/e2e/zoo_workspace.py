@@ -9,10 +9,13 @@ import sys
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo")
 
 EXPORTS = ["//zoo:conv_ep", "//zoo:gate_ep", "//zoo:mlp_ep"]
-PROGRAMS = ["//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:mlp_pte"]
+PROGRAMS = ["//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:mlp_external_pte", "//zoo:mlp_pte"]
 
 # How many actions of each exporter mnemonic a clean build of the zoo runs.
-ACTIONS = {"TorchExport": 3, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 4}
+ACTIONS = {"TorchExport": 3, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 5}
+
+# The files of the //zoo:app bundle: index.json, one per program, and one .ptd.
+BUNDLE_FILES = 1 + len(PROGRAMS) + 1
 
 # Every file the zoo's programs and bundle produce, relative to the workspace.
 OUTPUTS = [
@@ -21,9 +24,13 @@ OUTPUTS = [
     for suffix in (".pt2", ".pt2.json")
 ] + [
     f"bazel-bin/zoo/{name}{suffix}"
-    for name in ("conv_pte", "conv_q8_pte", "gate_pte", "mlp_pte")
+    for name in ("conv_pte", "conv_q8_pte", "gate_pte", "mlp_external_pte", "mlp_pte")
     for suffix in (".pte", ".pte.json")
-] + ["bazel-bin/zoo/signal_calibration.calib.pt", "bazel-bin/zoo/signal_calibration.calib.json"]
+] + [
+    "bazel-bin/zoo/mlp_external_pte.ptd",
+    "bazel-bin/zoo/signal_calibration.calib.pt",
+    "bazel-bin/zoo/signal_calibration.calib.json",
+]
 
 
 @functools.lru_cache(maxsize=None)
