@@ -14,6 +14,12 @@ import dataclasses
 IRS = ("training", "inference", "core_aten")
 
 
+def _common(data):
+    """The fields every action's config has (see above), and the JSON itself as `raw`."""
+    return {"label": data.get("label", "?"), "identity": data["identity"],
+            "outputs": dict(data.get("outputs", {})), "raw": data}
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
     """A torch_model: how to build the nn.Module (see model_loader.load_model).
@@ -89,14 +95,11 @@ class ExportConfig:
     @classmethod
     def from_json(cls, data):
         return cls(
-            label=data.get("label", "?"),
-            identity=data["identity"],
-            outputs=dict(data.get("outputs", {})),
+            **_common(data),
             model=ModelConfig.from_json(data["model"]),
             spec_label=data["spec_label"],
             spec=data["spec"],
             options=ExportOptions.from_json(data),
-            raw=data,
         )
 
 
@@ -154,14 +157,11 @@ class LowerConfig:
         else:
             methods = {"forward": MethodConfig.from_json(data)}
         return cls(
-            label=data.get("label", "?"),
-            identity=data["identity"],
-            outputs=dict(data.get("outputs", {})),
+            **_common(data),
             methods=methods,
             backends=tuple(data.get("backends", ())),
             metadata=dict(data.get("metadata") or {}),
             weights=data.get("weights", "inline"),
-            raw=data,
         )
 
 
@@ -181,11 +181,8 @@ class BundleConfig:
     @classmethod
     def from_json(cls, data):
         return cls(
-            label=data.get("label", "?"),
-            identity=data["identity"],
-            outputs=dict(data.get("outputs", {})),
+            **_common(data),
             programs=tuple(data["programs"]),
-            raw=data,
         )
 
 
@@ -218,9 +215,7 @@ class CalibrationConfig:
     @classmethod
     def from_json(cls, data):
         return cls(
-            label=data.get("label", "?"),
-            identity=data["identity"],
-            outputs=dict(data.get("outputs", {})),
+            **_common(data),
             spec_label=data["spec_label"],
             spec=data["spec"],
             files=tuple(data.get("files", ())),
@@ -228,7 +223,6 @@ class CalibrationConfig:
             init_args=dict(data.get("init_args") or {}),
             import_roots=tuple(data.get("import_roots", (".",))),
             srcs=tuple(data.get("srcs", ())),
-            raw=data,
         )
 
 
@@ -260,9 +254,7 @@ class QuantizeConfig:
     @classmethod
     def from_json(cls, data):
         return cls(
-            label=data.get("label", "?"),
-            identity=data["identity"],
-            outputs=dict(data.get("outputs", {})),
+            **_common(data),
             exported_label=data["exported_label"],
             pt2=data["pt2"],
             spec_label=data["spec_label"],
@@ -271,7 +263,6 @@ class QuantizeConfig:
             quantizer=data.get("quantizer", "xnnpack"),
             scheme=data.get("scheme", "int8_static_per_channel"),
             calibration=data.get("calibration"),
-            raw=data,
         )
 
 

@@ -105,15 +105,23 @@ def run(config):
     dims, range_constraints, specialised = ranges.report(ep, inputs, spec)
     _check_specialised(specialised, config)
     ep = apply_ir(ep, config.options, config.label)
+    write_pt2(ep, config, (dims, range_constraints, specialised), {
+        "model": {"label": config.model.label, "entry": config.model.entry},
+        "export": config.options.to_json(),
+    })
+
+
+def write_pt2(ep, config, report, extra):
+    """Saves ep as outputs["pt2"] and writes its manifest: the records every .pt2 has (report is
+    ranges.report's (dims, range_constraints, specialised)), plus `extra`."""
     pt2, manifest_path = config.outputs["pt2"], config.outputs["manifest"]
     pt2_lib.save(ep, pt2)
     input_specs, output_specs = signature_record(ep)
-    manifest.write_json(manifest_path, {
+    dims, range_constraints, specialised = report
+    manifest.write_json(manifest_path, dict(extra, **{
         "format": "rules_torch_export/pt2-manifest/1",
         "label": config.label,
-        "model": {"label": config.model.label, "entry": config.model.entry},
-        "shape_spec": {"label": config.spec_label, "spec": spec},
-        "export": config.options.to_json(),
+        "shape_spec": {"label": config.spec_label, "spec": config.spec},
         "pt2": manifest.file_record(pt2),
         "inputs": manifest.inputs_record(config.raw),
         "input_specs": input_specs,
@@ -123,4 +131,4 @@ def run(config):
         "specialised": specialised,
         "operators": manifest.operator_histogram(pt2_lib.graph_modules(ep)),
         "toolchain": manifest.toolchain_record(config.identity),
-    })
+    }))

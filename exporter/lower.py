@@ -64,11 +64,11 @@ def lower(programs, backends, constant_methods=None, external_weights=False):
 
 
 def program_summary(program):
-    """Per method (constant methods too): its operators (outside delegates) and delegates with
-    their payload sizes. program is ExecuTorch's own Program (to_executorch's, or
-    deserialize_pte_binary's)."""
+    """Per method (constant methods too): its inputs, operators (outside delegates), delegates
+    with their payload sizes, and planned memory. program is ExecuTorch's own Program
+    (to_executorch's, or deserialize_pte_binary's)."""
     return {
-        name: {"operators": record["operators"], "delegates": record["delegates"]}
+        name: {key: record[key] for key in ("inputs", "operators", "delegates", "planned_memory")}
         for name, record in program_summary_lib.methods(program).items()
     }
 

@@ -10,14 +10,7 @@ bundle) takes it unchanged.
 
 import torch
 
-from exporter import (
-    calibrate,
-    export as export_lib,
-    manifest,
-    pt2 as pt2_lib,
-    ranges,
-    spec as spec_lib,
-)
+from exporter import calibrate, export as export_lib, manifest, pt2 as pt2_lib, ranges, spec as spec_lib
 from exporter.errors import UserError
 
 # scheme -> (arguments of XNNPACK's get_symmetric_quantization_config, needs calibration).
@@ -105,29 +98,13 @@ def run(config):
             config.spec_label,
         )
     quantized, inputs = _reexport(quantize(ep, config, batches), config)
-    dims, range_constraints, specialised = ranges.report(quantized, inputs, config.spec)
-    pt2, manifest_path = config.outputs["pt2"], config.outputs["manifest"]
-    pt2_lib.save(quantized, pt2)
-    input_specs, output_specs = export_lib.signature_record(quantized)
     calibration = None
     if config.calibration:
         calibration = {
             "label": config.calibration["label"],
             "batches": dict(manifest.file_record(config.calibration["batches"]), count=len(batches)),
         }
-    manifest.write_json(manifest_path, {
-        "format": "rules_torch_export/pt2-manifest/1",
-        "label": config.label,
+    export_lib.write_pt2(quantized, config, ranges.report(quantized, inputs, config.spec), {
         "quantized_from": config.exported_label,
         "quantization": {"quantizer": config.quantizer, "scheme": config.scheme, "calibration": calibration},
-        "shape_spec": {"label": config.spec_label, "spec": config.spec},
-        "pt2": manifest.file_record(pt2),
-        "inputs": manifest.inputs_record(config.raw),
-        "input_specs": input_specs,
-        "output_specs": output_specs,
-        "range_constraints": range_constraints,
-        "dims": dims,
-        "specialised": specialised,
-        "operators": manifest.operator_histogram(pt2_lib.graph_modules(quantized)),
-        "toolchain": manifest.toolchain_record(config.identity),
     })

@@ -61,6 +61,8 @@ def test_plan_matches_executorch_deserializer(path):
         ours = summary["methods"][plan.name]
         assert ours["operators"] == theirs[plan.name]["operators"]
         assert ours["delegates"] == theirs[plan.name]["delegates"]
+        assert ours["inputs"] == theirs[plan.name]["inputs"]
+        assert ours["planned_memory"] == theirs[plan.name]["planned_memory"]
         assert ours["planned_memory"]["buffers"] == list(plan.non_const_buffer_sizes)[1:]
         assert ours["instructions"] == sum(len(c.instructions) for c in plan.chains)
     # The deserializer folds segments back into the program; check ours against the file instead.

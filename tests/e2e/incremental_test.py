@@ -113,6 +113,15 @@ def test_a_comment_in_the_model_reexports_and_quantization_stops_there(ws):
     assert result.executed("ExecuTorchLower") == []
 
 
+def test_new_code_with_the_same_weights_keeps_the_ptd(ws):
+    ptd, pte = ws.sha256("bazel-bin/zoo/mlp_external_pte.ptd"), ws.sha256("bazel-bin/zoo/mlp_external_pte.pte")
+    _edit(ws, "zoo/mlp.py", "* self.scale + self.shift", "* self.scale - self.shift")
+    result = _rebuild(ws)
+    assert "//zoo:mlp_external_pte" in result.labels("ExecuTorchLower")  # the program changed...
+    assert ws.sha256("bazel-bin/zoo/mlp_external_pte.pte") != pte
+    assert ws.sha256("bazel-bin/zoo/mlp_external_pte.ptd") == ptd  # ...its weights did not
+
+
 def _exporter_workers(ws, command):
     """Pids of this workspace's persistent workers for `command` (export or lower)."""
     pids = []
