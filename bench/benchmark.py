@@ -1,17 +1,19 @@
 """Benchmarks the build against the hand-written one-process script it replaces.
 
     ./bazelw run //bench -- --zoo --models 4 16 64
+    ./bazelw run //bench -- --quantized --models   (the quantized zoo alone)
 
-For the zoo (every executorch_program under //models) and for each N, a generated package of N
+For the zoo (every executorch_program under //models), the quantized zoo (QUANTIZED_ZOO: int8
+programs with their float exports and calibrations) and for each N, a generated package of N
 small models, it builds in a fresh copy of this repository with its own output base and prints
 one table: wall time per row and its ratio to the baseline (a), which runs in the same
 process as the rows it is compared with:
-  (a) one cold Python process that exports and lowers the same models in sequence
+  (a) one cold Python process that runs the same actions in sequence (bench/baseline.py)
   (b) a clean build without the persistent worker        (c) a clean build with it
       ((a) and (c) run twice each, interleaved; the table shows their means)
   (d) an incremental build after a real change to one model's forward
   (e) a no-op build                                       (f) a clean build from --disk_cache
-  (g) the warm in-process export + lowering of the changed model alone
+  (g) the warm in-process export (+ quantization) + lowering of the changed model alone
 """
 
 import argparse
@@ -37,25 +39,55 @@ def timed(fn):
     return time.monotonic() - start
 
 
+# An action's config file is <bin>/<package>/<name>.<command>.config.json.
+EXPORTED = ("export", "quantize")  # a .pt2 comes from a torch_export or a torch_quantize
+
+# command -> the targets whose outputs its config reads: [(label, the commands it may be)]
+UPSTREAM = {
+    "export": lambda c: [],
+    "calibrate": lambda c: [],
+    "quantize": lambda c: [(c["exported_label"], EXPORTED)]
+    + ([(c["calibration"]["label"], ("calibrate",))] if c.get("calibration") else []),
+    "lower": lambda c: [(m["exported_label"], EXPORTED) for m in c.get("methods", {"": c}).values()],
+}
+
+
+def _config_file(bin_dir, label, commands):
+    """(command, path) of the config that label's action wrote, for the first command that has one."""
+    package, name = label[2:].split(":")
+    for command in commands:
+        path = os.path.join(bin_dir, package, f"{name}.{command}.config.json")
+        if os.path.exists(path):
+            return command, path
+    raise FileNotFoundError(f"no {' or '.join(commands)} config for {label} in {bin_dir}")
+
+
 def config_files(ws, labels):
-    """The actions' config files for these executorch_program labels, export before lowering."""
+    """The config files of every action these executorch_program labels need, each once, each
+    after the actions whose outputs it reads (calibrate and export before quantize, before lower)."""
     bin_dir = os.path.join(ws.execroot, "bazel-out", "k8-fastbuild", "bin")
     files = []
+
+    def visit(label, commands):
+        command, path = _config_file(bin_dir, label, commands)
+        if path in files:
+            return
+        with open(path, encoding="utf-8") as f:
+            for upstream in UPSTREAM[command](json.load(f)):
+                visit(*upstream)
+        files.append(path)
+
     for label in labels:
-        package, name = label[2:].split(":")
-        lowering = os.path.join(bin_dir, package, f"{name}.lower.config.json")
-        with open(lowering, encoding="utf-8") as f:
-            exported_package, exported_name = json.load(f)["exported_label"][2:].split(":")
-        files += [os.path.join(bin_dir, exported_package, f"{exported_name}.export.config.json"), lowering]
+        visit(label, ("lower",))
     return files
 
 
-def run_baseline(ws, labels, scratch, repeat_last=False):
+def run_baseline(ws, labels, scratch, warm_rerun=False):
     """Runs bench/baseline.py cold on the actions' configs; returns (wall seconds, stdout)."""
     out_dir = tempfile.mkdtemp(dir=scratch)
     env = dict(os.environ, PYTHONHASHSEED="0", RULES_TORCH_EXPORT_ROOT=ws.path)
     argv = [sys.executable, os.path.join(ws.path, "bench", "baseline.py"), out_dir]
-    argv += (["--repeat-last"] if repeat_last else []) + config_files(ws, labels)
+    argv += (["--warm-rerun"] if warm_rerun else []) + config_files(ws, labels)
     start = time.monotonic()
     done = subprocess.run(argv, cwd=ws.execroot, env=env, capture_output=True, text=True)
     wall = time.monotonic() - start
@@ -90,7 +122,7 @@ def measure(ws, labels, edit, changed_label, disk_cache, scratch):
     rows["f"] = timed(lambda: build(f"--disk_cache={disk_cache}"))
     runs["a"].append(run_baseline(ws, labels, scratch)[0])
     runs["c"].append(clean_build())  # no disk cache: it holds these outputs now
-    _, out = run_baseline(ws, [changed_label], scratch, repeat_last=True)
+    _, out = run_baseline(ws, [changed_label], scratch, warm_rerun=True)
     rows["g"] = float(out.split("warm ")[1])
     for key, values in runs.items():
         rows[key] = sum(values) / len(values)
@@ -133,31 +165,53 @@ def print_table(name, count, rows, runs, kind):
         print(f"({key})  {ROW_NAMES[key]:<34} {rows[key]:8.2f} {rows[key] / rows['a']:7.2f}  {target}")
 
 
+# The quantized zoo: int8 programs whose float exports and calibrations come along.
+QUANTIZED_ZOO = ["//models:resnet_q8_pte", "//models/mobilenet:mobilenet_q8_pte"]
+
+
+def zoo_targets(ws):
+    """(labels, edit, changed label) for every executorch_program under //models."""
+    query = ws.bazel("query", "kind('executorch_program rule', //models/...)", log=False).check()
+    return sorted(query.stdout.split()), ("models/resnet.py", RESNET_EDIT), "//models:resnet_pte"
+
+
+def quantized_targets(ws):
+    """(labels, edit, changed label) for the quantized zoo."""
+    return QUANTIZED_ZOO, ("models/resnet.py", RESNET_EDIT), "//models:resnet_q8_pte"
+
+
+def small_targets(count):
+    """targets(ws) for a generated package of count small models."""
+    def targets(ws):
+        labels = small_models.write_package(ws, count)
+        return labels, ("bench_small/m0.py", small_models.FORWARD_EDIT), labels[0]
+    return targets
+
+
+def benchmark_sets(args):
+    """[(name, extra source folders, targets(ws))] in the order the table prints them."""
+    sets = [("zoo", ("models",), zoo_targets)] if args.zoo else []
+    sets += [("quantized", ("models",), quantized_targets)] if args.quantized else []
+    return sets + [(f"small{n}", (), small_targets(n)) for n in args.models]
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, nargs="*", default=[4], help="sizes N of the small-model sets")
     parser.add_argument("--zoo", action="store_true", help="also benchmark every program under //models")
+    parser.add_argument("--quantized", action="store_true",
+                        help="also benchmark the quantized zoo (calibrate, export, quantize, lower)")
     args = parser.parse_args(argv)
     scratch = tempfile.mkdtemp(prefix="rules_torch_export_bench_")
     print(f"rules_torch_export benchmark, {datetime.date.today()}, {platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}; scratch: {scratch}")
     # Warm the page cache for torch's libraries, so row (a) and the builds start alike.
     subprocess.run([sys.executable, "-c", "import torch, executorch.exir"], capture_output=True)
-    sets = [("zoo", None)] if args.zoo else []
-    sets += [(f"small{n}", n) for n in args.models]
-    for name, count in sets:
-        include = harness.DEFAULT_INCLUDE + ("bench",) + (("models",) if count is None else ())
+    for name, folders, targets in benchmark_sets(args):
+        include = harness.DEFAULT_INCLUDE + ("bench",) + folders
         ws = harness.Workspace.create(name, base=scratch, include=include)
         try:
-            if count is None:
-                query = ws.bazel("query", "kind('executorch_program rule', //models/...)", log=False).check()
-                labels = sorted(query.stdout.split())
-                edit = ("models/resnet.py", RESNET_EDIT)
-                changed = "//models:resnet_pte"
-            else:
-                labels = small_models.write_package(ws, count)
-                edit = ("bench_small/m0.py", small_models.FORWARD_EDIT)
-                changed = labels[0]
+            labels, edit, changed = targets(ws)
             rows, runs = measure(ws, labels, edit, changed, os.path.join(scratch, name + "-disk-cache"), scratch)
             print_table(name, len(labels), rows, runs, name)
         finally:
