@@ -139,6 +139,8 @@ class LowerConfig:
     backends    partitioners, e.g. ["xnnpack"]; [] is the portable runtime
     metadata    {name: int, float, bool or str}: constant methods of the program
     weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
+    initialized_buffers   names of the mutated buffers whose initial value the .pte keeps;
+                None (the JSON has no key) keeps every one (see buffers.py)
     """
 
     label: str
@@ -148,6 +150,7 @@ class LowerConfig:
     backends: tuple
     metadata: dict
     weights: str
+    initialized_buffers: tuple
     raw: dict
 
     @classmethod
@@ -162,6 +165,7 @@ class LowerConfig:
             backends=tuple(data.get("backends", ())),
             metadata=dict(data.get("metadata") or {}),
             weights=data.get("weights", "inline"),
+            initialized_buffers=None if data.get("initialized_buffers") is None else tuple(data["initialized_buffers"]),
         )
 
 

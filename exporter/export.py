@@ -69,13 +69,16 @@ def signature_record(ep):
 
 def _export(module, inputs, config):
     try:
-        return torch.export.export(
-            module,
-            inputs.args,
-            inputs.kwargs,
-            dynamic_shapes=inputs.dynamic_shapes,
-            strict=config.options.strict,
-        )
+        # No autograd state: an export is for inference, and a model that writes its buffers
+        # in place (a KV cache) must not record those writes for a backward pass.
+        with torch.no_grad():
+            return torch.export.export(
+                module,
+                inputs.args,
+                inputs.kwargs,
+                dynamic_shapes=inputs.dynamic_shapes,
+                strict=config.options.strict,
+            )
     except UserError:
         raise
     except Exception as e:

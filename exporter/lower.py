@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from exporter import lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
+from exporter import buffers, lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
 from exporter import spec as spec_lib
 from exporter.errors import UserError
 
@@ -43,24 +43,42 @@ def _move_delegate_weights_out(edge):
     store.pte_data.clear()
 
 
-def lower(programs, backends, constant_methods=None, external_weights=False):
+def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
+          label="?"):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
-    ExecuTorch's ExecutorchProgramManager. With external_weights, every weight goes to the
-    tensor data file WEIGHTS_TAG (write_tensor_data_to_file)."""
+    (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
+
+    With external_weights, every weight goes to the tensor data file WEIGHTS_TAG
+    (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
+    value the program keeps; None keeps every one (exporter/buffers.py says why).
+    """
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes import MemoryPlanningPass
 
     # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
     # backend by the traced batch size and so narrows the batch range (NNPACK: batch < 16,
     # oneDNN: batch > 1). ExecuTorch never uses those backends; without them the dims keep the
     # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
-    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
+    # No autograd either: a loaded program's parameters require grad, and re-tracing an
+    # in-place write to a buffer (a KV cache) then fails ("a leaf Variable that requires grad
+    # is being used in an in-place operation").
+    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
+            torch.no_grad():
         edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
                                            constant_methods=constant_methods or None)
-        if not external_weights:
-            return edge.to_executorch()
-        _move_delegate_weights_out(edge)
-        # The constants outside delegates (the portable kernels' weights) follow the same tag.
-        return edge.to_executorch(ExecutorchBackendConfig(external_constants=lambda node: WEIGHTS_TAG))
+        state = buffers.mark_initialized(edge, initialized_buffers, label)
+        options = {}
+        if state:
+            # Names in the .pte (tools and apps read them), and one copy of each buffer that
+            # every method reads and writes, as the eager module has.
+            options["emit_mutable_buffer_names"] = True
+            if len(edge.methods) > 1:
+                options["memory_planning_pass"] = MemoryPlanningPass(share_mutable_buffers=True)
+        if external_weights:
+            _move_delegate_weights_out(edge)
+            # The constants outside delegates (the portable kernels' weights) follow the same tag.
+            options["external_constants"] = lambda node: WEIGHTS_TAG
+        return edge.to_executorch(ExecutorchBackendConfig(**options) if options else None), state
 
 
 def program_summary(program):
@@ -133,10 +151,15 @@ def run(config):
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
     try:
-        et_program = lower(programs, list(config.backends), constants, config.weights == "external")
+        et_program, state = lower(programs, list(config.backends), constants, config.weights == "external",
+                                  config.initialized_buffers, config.label)
     except UserError:
         raise
     except Exception as e:
+        for name, ep in programs.items():
+            reason = buffers.diagnose(ep, name, contexts[name])
+            if reason:
+                raise UserError(f"ExecuTorch lowering of {contexts[name].exported} failed: {reason}") from e
         # One method's context names its target; with several, the message lists them all.
         context = next(iter(contexts.values()))
         if len(contexts) > 1:
@@ -161,6 +184,7 @@ def run(config):
         "constant_methods": constants,
         **weights,
         **({"method_programs": exported} if len(exported) > 1 else {}),
+        **({"mutable_buffers": state} if state else {}),
         "toolchain": manifest.toolchain_record(config.identity),
     })
     if "summary" in config.outputs:

@@ -184,23 +184,31 @@ def check_not_calibration(config, feeds):
                 )
 
 
-def load_method(config):
-    """(execute(inputs) -> outputs, number of inputs) of the program's method, loaded as an app
-    loads it: with its .ptd when the weights are external (executorch.runtime takes no data
-    file in ExecuTorch 1.4.1; the module API does)."""
+def load_methods(config, names):
+    """{name: (execute(inputs) -> outputs, number of inputs)} of the program's methods, loaded
+    from one program as an app loads it, every one before the first call (a method's load
+    writes the initial value of the buffers it keeps, which its methods share). With external
+    weights it loads the .ptd too (executorch.runtime takes no data file in ExecuTorch 1.4.1;
+    the module API does, and loads every method when it opens the program)."""
     if config.get("ptd"):
         from executorch.extension.pybindings.portable_lib import _load_for_executorch
 
         module = _load_for_executorch(config["pte"], data_path=config["ptd"])
-        meta = module.method_meta(config["method"])
-        return (lambda inputs: module.run_method(config["method"], inputs)), meta.num_inputs()
+        return {name: ((lambda inputs, name=name: module.run_method(name, inputs)),
+                       module.method_meta(name).num_inputs()) for name in names}
     from executorch.runtime import Runtime
 
-    method = Runtime.get().load_program(config["pte"]).load_method(config["method"])
-    return method.execute, method.metadata.num_inputs()
+    program = Runtime.get().load_program(config["pte"])
+    methods = {name: program.load_method(name) for name in names}
+    return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
 
 
-def _reference(config, ep):
+def load_method(config):
+    """(execute, number of inputs) of the method the test runs (see load_methods)."""
+    return load_methods(config, [config["method"]])[config["method"]]
+
+
+def reference_module(config, ep):
     from exporter.configs import ModelConfig
     from exporter.model_loader import load_model
 
@@ -213,24 +221,73 @@ def _reference(config, ep):
     return model, f"the eager model {config['model']['label']}"
 
 
+class Checks:
+    """How a numerics_test judges outputs: elementwise tolerances and/or accuracy floors."""
+
+    def __init__(self, config):
+        default_rtol, default_atol = default_tolerances(config.get("backends", []))
+        self.rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
+        self.atol = config["atol"] if config.get("atol") is not None else default_atol
+        self.floors = Floors(config)
+        # With accuracy floors, elementwise tolerances apply only when the test sets them.
+        self.elementwise = (not self.floors.active or config.get("rtol") is not None
+                            or config.get("atol") is not None)
+
+    def describe(self):
+        checks = [f"rtol {self.rtol:g}, atol {self.atol:g}"] if self.elementwise else []
+        checks += [f"SQNR >= {self.floors.sqnr:g} dB"] if self.floors.sqnr is not None else []
+        checks += [f"top-1 agreement >= {self.floors.top1:g}"] if self.floors.top1 is not None else []
+        return ", ".join(checks)
+
+    def case(self, name, execute, feed, expected, lines):
+        """Runs one call in the runtime and compares it with expected; appends to lines."""
+        expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+        try:
+            actual = list(execute(feed))
+        except Exception as e:  # The runtime raises RuntimeError with its error code.
+            lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")
+            return False
+        if len(actual) != len(expected):
+            lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
+            return False
+        ok = True
+        for index, (a, e) in enumerate(zip(actual, expected)):
+            good, report = compare(a, e, self.rtol, self.atol)
+            good = good or not self.elementwise
+            if self.floors.active:
+                above, measured = self.floors.check(a, e)
+                good, report = good and above, f"{report}, {measured}"
+            ok &= good
+            lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
+        return ok
+
+    def finish(self, ok, config, lines):
+        """The top-1 summary and the closing advice; returns (ok, report text)."""
+        if self.floors.active:
+            good, line = self.floors.summary()
+            ok &= good
+            lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
+        if not ok:
+            lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
+                         f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "
+                         f"what the model computes.")
+        return ok, "\n".join(lines) + "\n"
+
+
 def run(config):
     """Runs every case; returns (ok, report text)."""
+    if config.get("steps"):
+        from exporter import stateful
+
+        return stateful.run(config)
     ep = pt2.load(config["pt2"])
     with open(config["pt2_manifest"], encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
-    reference, reference_name = _reference(config, ep)
+    reference, reference_name = reference_module(config, ep)
     execute, n_inputs = load_method(config)
-    default_rtol, default_atol = default_tolerances(config.get("backends", []))
-    rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
-    atol = config["atol"] if config.get("atol") is not None else default_atol
-    floors = Floors(config)
-    # With accuracy floors, elementwise tolerances apply only when the test sets them.
-    elementwise = not floors.active or config.get("rtol") is not None or config.get("atol") is not None
-    checks = [f"rtol {rtol:g}, atol {atol:g}"] if elementwise else []
-    checks += [f"SQNR >= {floors.sqnr:g} dB"] if floors.sqnr is not None else []
-    checks += [f"top-1 agreement >= {floors.top1:g}"] if floors.top1 is not None else []
+    checks = Checks(config)
     lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
-             f"({', '.join(checks)})"]
+             f"({checks.describe()})"]
     ok = True
     runs = []
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
@@ -242,34 +299,8 @@ def run(config):
         lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
         with torch.no_grad():
             expected = reference(*args, **kwargs)
-        expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
-        try:
-            actual = list(execute(feed))
-        except Exception as e:  # The runtime raises RuntimeError with its error code.
-            ok = False
-            lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")
-            continue
-        if len(actual) != len(expected):
-            ok = False
-            lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
-            continue
-        for index, (a, e) in enumerate(zip(actual, expected)):
-            good, report = compare(a, e, rtol, atol)
-            good = good or not elementwise
-            if floors.active:
-                above, measured = floors.check(a, e)
-                good, report = good and above, f"{report}, {measured}"
-            ok &= good
-            lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
-    if floors.active:
-        good, line = floors.summary()
-        ok &= good
-        lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
-    if not ok:
-        lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
-                     f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "
-                     f"what the model computes.")
-    return ok, "\n".join(lines) + "\n"
+        ok &= checks.case(name, execute, feed, expected, lines)
+    return checks.finish(ok, config, lines)
 
 
 def main(argv):

@@ -10,7 +10,7 @@ bundle) takes it unchanged.
 
 import torch
 
-from exporter import calibrate, export as export_lib, manifest, pt2 as pt2_lib, ranges, spec as spec_lib
+from exporter import buffers, calibrate, export as export_lib, manifest, pt2 as pt2_lib, ranges, spec as spec_lib
 from exporter.errors import UserError
 
 # scheme -> (arguments of XNNPACK's get_symmetric_quantization_config, needs calibration).
@@ -65,19 +65,26 @@ def quantize(ep, config, batches):
         # A dynamic scheme observes only the weights; one pass on the spec's example does it.
         example = spec_lib.build_inputs(config.spec, prepared.forward, config.spec_label)
         batches = [None]
+    # Calibration runs the model, which writes the buffers it mutates (a KV cache); the
+    # quantized program must start from the state the float one starts from.
+    state = {name: prepared.get_buffer(name).clone() for name in buffers.mutations(ep)}
     with torch.no_grad():
         for batch in batches:
             args, kwargs = ((example.args, example.kwargs) if batch is None
                             else spec_lib.call_arguments(ep, batch, prepared))
             prepared(*args, **kwargs)
-    return convert_pt2e(prepared)
+        converted = convert_pt2e(prepared)
+        for name, value in state.items():
+            converted.get_buffer(name).copy_(value)
+    return converted
 
 
 def _reexport(module, config):
     inputs = spec_lib.build_inputs(config.spec, module.forward, config.spec_label)
     try:
-        ep = torch.export.export(module, inputs.args, inputs.kwargs,
-                                 dynamic_shapes=inputs.dynamic_shapes, strict=False)
+        with torch.no_grad():
+            ep = torch.export.export(module, inputs.args, inputs.kwargs,
+                                     dynamic_shapes=inputs.dynamic_shapes, strict=False)
     except Exception as e:
         raise UserError(
             f"torch_quantize {config.label}: re-exporting the quantized program failed: "

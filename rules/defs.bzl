@@ -33,7 +33,7 @@ load(
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
 load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
-load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test")
+load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load(
     "//rules/private:shape_spec.bzl",
@@ -72,6 +72,9 @@ torch_quantize = _torch_quantize
 graph_snapshot_test = _graph_snapshot_test
 graph_snapshot_updates = _graph_snapshot_updates
 numerics_test = _numerics_test
+
+# One call of a stateful numerics_test(steps = [...]) (docs/stateful.md).
+step = _step
 pte_inspect = _pte_inspect
 
 TorchModelInfo = _TorchModelInfo

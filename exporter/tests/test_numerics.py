@@ -135,7 +135,7 @@ def test_nested_and_keyword_inputs_reach_the_runtime_in_the_programs_order(tmp_p
     ep = torch.export.export(_Nested(), (values["x"], values["ys"]), {"scale": values["scale"]},
                              dynamic_shapes={"x": {0: batch}, "ys": [{0: batch}, {0: batch}], "scale": None})
     torch.export.save(ep, tmp_path / "n.pt2")
-    (tmp_path / "n.pte").write_bytes(lower.lower(ep, []).buffer)
+    (tmp_path / "n.pte").write_bytes(lower.lower(ep, [])[0].buffer)
     (tmp_path / "n.pt2.json").write_text(json.dumps({"range_constraints": {"batch": {"min": 1, "max": 6}}}))
     config = _config(pte=str(tmp_path / "n.pte"), pt2=str(tmp_path / "n.pt2"), pt2_manifest=str(tmp_path / "n.pt2.json"),
                      spec=spec, reference="exported", model=None, inputs=[])

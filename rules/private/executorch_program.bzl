@@ -80,6 +80,11 @@ def _executorch_program_impl(ctx):
         config["metadata"] = metadata
     if ptd:
         config["weights"] = "external"
+    initialized_buffers = json.decode(ctx.attr.initialized_buffers_json)
+    if initialized_buffers != None:
+        if type(initialized_buffers) != "list" or [b for b in initialized_buffers if type(b) != "string" or not b]:
+            fail(where + "initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"] ([] for none)")
+        config["initialized_buffers"] = initialized_buffers
     log = run_exporter(
         ctx,
         command = "lower",
@@ -126,6 +131,10 @@ executorch_program_rule = rule(
         ),
         "method_index": attr.int_list(doc = "For each of method_names, its index in method_exported (set by the macro)."),
         "metadata_json": attr.string(default = "{}", doc = "metadata as JSON (set by the macro)."),
+        "initialized_buffers_json": attr.string(
+            default = "null",
+            doc = "initialized_buffers as JSON, null for every mutated buffer (set by the macro).",
+        ),
         "backends": attr.string_list(
             default = ["xnnpack"],
             doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only.",
@@ -146,7 +155,7 @@ executorch_program_rule = rule(
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
-def executorch_program(name, exported = None, methods = None, metadata = {}, **kwargs):
+def executorch_program(name, exported = None, methods = None, metadata = {}, initialized_buffers = None, **kwargs):
     """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
 
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
@@ -160,6 +169,12 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, **k
         ":encoder_ep", "decode": ":decoder_ep"}: one .pte whose methods share equal weights.
       metadata: {name: int, bool or string}, each written as a constant method the app reads,
         e.g. {"model_version": 3}; a name may not be a method's.
+      initialized_buffers: for a program that mutates buffers (a KV cache): the buffers whose
+        initial value the .pte keeps, by full name ("blocks.0.k_cache") or last part
+        ("k_cache"). Default None keeps every mutated buffer's, so the first call sees the
+        model's initial state on any runtime; [] keeps none (ExecuTorch's default: the app's
+        memory is the initial state). Methods of one program share their buffers
+        (docs/stateful.md).
       **kwargs: backends, weights, summary, and the common attributes (tags, visibility, ...).
     """
     programs = []  # a label_list takes each label once; two methods may lower one program
@@ -174,5 +189,6 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, **k
         method_exported = programs,
         method_index = [programs.index(label) for label in (methods or {}).values()],
         metadata_json = json.encode(metadata),
+        initialized_buffers_json = json.encode(initialized_buffers),
         **kwargs
     )

@@ -3,7 +3,7 @@
 load(":executorch_program.bzl", "executorch_program")
 load(":numerics_test.bzl", "numerics_test")
 
-_PROGRAM_KEYS = ["backends", "exported", "methods", "metadata", "summary", "weights"]
+_PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "methods", "metadata", "summary", "weights"]
 
 def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
     """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.
@@ -47,8 +47,12 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
         executorch_program(name = program, **dict(kwargs, **attrs))
         test_args = dict(numerics, **settings.get("numerics", {}))
         method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
+        if "steps" in test_args:  # one test calls the methods its steps name, in order
+            method_names = ["forward"]
         for method in method_names:
             test = "{}_{}numerics_test".format(program, "" if method == "forward" else method + "_")
-            numerics_test(name = test, program = ":" + program, method = method, **dict(kwargs, **test_args))
+            if method != "forward":
+                test_args["method"] = method
+            numerics_test(name = test, program = ":" + program, **dict(kwargs, **test_args))
             tests.append(":" + test)
     native.test_suite(name = name, tests = tests, **kwargs)

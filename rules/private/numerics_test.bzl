@@ -25,45 +25,89 @@ def _threshold(ctx, which):
         fail("numerics_test {}: min_top1_agreement = {} must be a fraction in [0, 1], e.g. 0.9".format(ctx.attr.test_label, value))
     return float(value)
 
-def _check_inputs(ctx, listed, spec):
+def _check_sizes(ctx, where, sizes, spec):
+    """sizes: {dim name: int} within the dims of spec (a ShapeSpecInfo); where: "inputs[0]"."""
     dims = spec.spec["dims"]
+    if type(sizes) != "dict":
+        fail("numerics_test {}: {} must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, where))
+    for name, size in sizes.items():
+        if name not in dims:
+            fail("numerics_test {}: {} names dim {}, which shape_spec {} does not declare; use one of {}".format(
+                ctx.attr.test_label,
+                where,
+                repr(name),
+                spec.label,
+                sorted(dims.keys()),
+            ))
+        lo, hi = dims[name].get("min"), dims[name].get("max")
+        if type(size) != "int" or (lo != None and size < lo) or (hi != None and size > hi):
+            fail("numerics_test {}: {}[{}] = {} is outside the dim's range [{}, {}]; pick a size inside it".format(
+                ctx.attr.test_label,
+                where,
+                repr(name),
+                repr(size),
+                lo,
+                hi,
+            ))
+
+def _check_inputs(ctx, listed, spec):
     for i, sizes in enumerate(listed):
         if type(sizes) != "dict" or not sizes:
             fail("numerics_test {}: inputs[{}] must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, i))
-        for name, size in sizes.items():
-            if name not in dims:
-                fail("numerics_test {}: inputs[{}] names dim {}, which shape_spec {} does not declare; use one of {}".format(
-                    ctx.attr.test_label,
-                    i,
-                    repr(name),
-                    spec.label,
-                    sorted(dims.keys()),
-                ))
-            lo, hi = dims[name].get("min"), dims[name].get("max")
-            if type(size) != "int" or (lo != None and size < lo) or (hi != None and size > hi):
-                fail("numerics_test {}: inputs[{}][{}] = {} is outside the dim's range [{}, {}]; pick a size inside it".format(
-                    ctx.attr.test_label,
-                    i,
-                    repr(name),
-                    repr(size),
-                    lo,
-                    hi,
-                ))
+        _check_sizes(ctx, "inputs[{}]".format(i), sizes, spec)
+
+def _check_steps(ctx, program, steps):
+    """The steps of a stateful test: methods of the program, sizes in range, known inputs."""
+    where = "numerics_test {}: ".format(ctx.attr.test_label)
+    if json.decode(ctx.attr.inputs_json) or ctx.attr.method != "forward":
+        fail(where + "steps name their own methods and sizes; remove inputs and method")
+    if ctx.attr.reference != "eager":
+        fail(where + "steps compare with the eager model, which keeps its state as the program does; remove reference")
+    models = {}
+    for i, step in enumerate(steps):
+        method = step.get("method")
+        if method not in program.methods:
+            fail(where + "steps[{}] calls method {}, which program {} does not have; use one of {}".format(
+                i,
+                repr(method),
+                program.label,
+                sorted(program.methods.keys()),
+            ))
+        spec = program.methods[method].spec
+        _check_sizes(ctx, "steps[{}].dims".format(i), step["dims"], spec)
+        names = [entry["name"] for entry in spec.spec["inputs"]]
+        for name, value in step["values"].items():
+            if name not in names:
+                fail(where + "steps[{}].values names input {}, which shape_spec {} does not have; use one of {}".format(i, repr(name), spec.label, names))
+            if type(value) not in ("int", "float", "bool"):
+                fail(where + "steps[{}].values[{}] is a {}; give an int, float or bool".format(i, repr(name), type(value)))
+        models[str(program.methods[method].model.label)] = True
+    if len(models) > 1 and not ctx.attr.model:
+        fail(where + "the steps' methods come from different models ({}), and one eager module must keep the state; set model".format(", ".join(sorted(models))))
 
 def _numerics_config_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
-    if ctx.attr.method not in program.methods:
+    steps = json.decode(ctx.attr.steps_json)
+    if steps:
+        _check_steps(ctx, program, steps)
+    method = steps[0]["method"] if steps else ctx.attr.method
+    if method not in program.methods:
         fail("numerics_test {}: program {} has no method {}; use one of {}".format(
             ctx.attr.test_label,
             program.label,
-            repr(ctx.attr.method),
+            repr(method),
             sorted(program.methods.keys()),
         ))
-    exported = program.methods[ctx.attr.method]
+    exported = program.methods[method]
     listed = json.decode(ctx.attr.inputs_json)
     _check_inputs(ctx, listed, exported.spec)
     model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
     files = [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
+    method_programs = {}
+    for step in steps:
+        other = program.methods[step["method"]]
+        files.append(other.pt2)
+        method_programs[step["method"]] = {"exported_label": str(other.label), "pt2": other.pt2.short_path, "spec": other.spec.spec}
     transitive = []
     model_config = None
     if ctx.attr.reference == "eager":
@@ -88,7 +132,7 @@ def _numerics_config_impl(ctx):
     if calibration:
         files.append(calibration.batches)
     config = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(config, json.encode_indent({
+    ctx.actions.write(config, json.encode_indent(dict({
         "label": ctx.attr.test_label,
         "program": str(program.label),
         "exported_label": str(exported.label),
@@ -97,7 +141,7 @@ def _numerics_config_impl(ctx):
         "pt2": exported.pt2.short_path,
         "pt2_manifest": exported.manifest.short_path,
         "spec": exported.spec.spec,
-        "method": ctx.attr.method,
+        "method": method,
         "reference": ctx.attr.reference,
         "reference_program": reference_program,
         "model": model_config,
@@ -109,7 +153,7 @@ def _numerics_config_impl(ctx):
         "rtol": _tolerance(ctx, "rtol"),
         "atol": _tolerance(ctx, "atol"),
         "inputs": listed,
-    }) + "\n")
+    }, **({"steps": steps, "method_programs": method_programs} if steps else {}))) + "\n")
     return [DefaultInfo(
         files = depset([config]),
         runfiles = ctx.runfiles(files = [config] + files, transitive_files = depset(transitive = transitive)),
@@ -136,9 +180,24 @@ _numerics_config = rule(
         "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
         "method": attr.string(default = "forward", doc = "The program's method to run."),
+        "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
         "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
     },
 )
+
+def step(method = "forward", dims = {}, values = {}):
+    """One call of a stateful numerics_test: numerics_test(steps = [step(...), ...]).
+
+    Args:
+      method: the program's method to call.
+      dims: {dim name: size} for this call; unnamed dims take their example.
+      values: {input name: int, float or bool}: inputs given a value instead of seeded data (a
+        tensor input is filled with it), e.g. the position of a decode step: {"pos": 3}.
+
+    Returns:
+      The step, as numerics_test takes it.
+    """
+    return {"method": method, "dims": dims, "values": values}
 
 def numerics_test(
         name,
@@ -151,6 +210,7 @@ def numerics_test(
         min_sqnr_db = None,
         min_top1_agreement = None,
         method = "forward",
+        steps = [],
         **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
@@ -173,6 +233,10 @@ def numerics_test(
         last axis agrees with the reference, for outputs of 2 or more axes, e.g. 0.9.
       method: the program's method to run, for a program of several methods; its shape spec
         and exported program are that method's.
+      steps: instead of the cases above, a sequence of calls for a program that keeps state in
+        buffers (a KV cache): a list of step(method, dims, values), run in order on one loaded
+        program and on one eager model, comparing every call (docs/stateful.md), e.g.
+        [step(method = "decode", values = {"pos": i}) for i in range(8)].
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     repo = native.repository_name()
@@ -190,7 +254,9 @@ def numerics_test(
         atol = str(atol) if atol != None else "",
         inputs_json = json.encode(inputs),
         method = method,
+        steps_json = json.encode(steps),
         test_label = label,
+        tags = kwargs.get("tags", []),  # a manual test's config is not built by //... either
         visibility = ["//visibility:private"],
     )
     main = name + "_main.py"

@@ -45,6 +45,28 @@ class Linear4(torch.nn.Module):
         return self.fc(x)
 
 
+class AliasedBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        whole = torch.zeros(4, 8)
+        self.register_buffer("whole", whole)
+        self.register_buffer("row", whole[0])
+
+    def forward(self, x):
+        self.row.add_(x)
+        return self.whole.sum(0)
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(8))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 1
+
+
 def too_many_rows():
     return [{"x": torch.randn(2, 4)}, {"x": torch.randn(9, 4)}]
 
@@ -64,7 +86,7 @@ def changing_calibration():
 '''
 
 # Loaded at the top of every generated BUILD file.
-PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "calibration_data", "dim", "shape_spec", "tensor", "torch_export", "torch_model", "torch_quantize")
+PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "calibration_data", "dim", "executorch_program", "shape_spec", "tensor", "torch_export", "torch_model", "torch_quantize")
 
 torch_model(name = "add", srcs = ["//bad:models.py"], entry = "bad.models:Add")
 torch_model(name = "double", srcs = ["//bad:models.py"], entry = "bad.models:Double")
@@ -145,6 +167,19 @@ ACTION = [
      'torch_export(name = "float_only_ep", model = ":double", shapes = ":s_nothing")\n'
      'torch_quantize(name = "nothing_to_quantize_ep", exported = ":float_only_ep", scheme = "int8_dynamic_per_channel")',
      ["found nothing to quantize in //bad:float_only_ep", "aten.mul.Tensor", "lower the float program"]),
+    # Mutable buffers (the ExecuTorchLower action).
+    ("//bad:aliased_buffer_pte",
+     'torch_model(name = "aliased", srcs = ["//bad:models.py"], entry = "bad.models:AliasedBuffer")\n'
+     'shape_spec(name = "s_row", inputs = {"x": tensor([8])})\n'
+     'torch_export(name = "aliased_ep", model = ":aliased", shapes = ":s_row")\n'
+     'executorch_program(name = "aliased_buffer_pte", exported = ":aliased_ep")',
+     ["//bad:aliased_ep (method forward) mutates buffer 'row' with aten.add_.Tensor", "shares memory with 'whole'",
+      "register 'row' as a tensor of its own"]),
+    ("//bad:unknown_initialized_buffer_pte",
+     'torch_model(name = "counter", srcs = ["//bad:models.py"], entry = "bad.models:Counter")\n'
+     'torch_export(name = "counter_ep", model = ":counter", shapes = ":s_row")\n'
+     'executorch_program(name = "unknown_initialized_buffer_pte", exported = ":counter_ep", initialized_buffers = ["totals"])',
+     ["initialized_buffers names 'totals', which no method of the program mutates", "(total)"]),
 ]
 
 # Failures while the BUILD file loads (a macro's fail(), an attr outside its `values`) put the

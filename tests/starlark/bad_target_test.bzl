@@ -18,13 +18,15 @@ _bad_target_test = analysistest.make(
     attrs = {"needles": attr.string_list(doc = "Fragments the failure message must contain.")},
 )
 
-def bad_target_test(name, target, needles):
+def bad_target_test(name, target, needles, named = None):
     """Tests that `target` fails analysis with a message that names it and holds `needles`.
 
     Args:
       name: the test's name.
       target: ":name" of the bad target in this package; tag it manual.
       needles: fragments the failure message must contain, besides the target's label.
+      named: the name the message gives the target, if not target's (a macro's inner rule,
+        e.g. ":x.config" of the numerics_test ":x").
     """
-    label = "//{}:{}".format(native.package_name(), target.lstrip(":"))
+    label = "//{}:{}".format(native.package_name(), (named or target).lstrip(":"))
     _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)

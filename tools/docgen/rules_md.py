@@ -37,6 +37,7 @@ EXAMPLE_SOURCES = [
     "models/mobilenet/BUILD",
     "models/specs/BUILD",
     "models/bundle/BUILD",
+    "models/llm/BUILD",
     "toolchain/BUILD",
 ]
 
