@@ -276,10 +276,6 @@ class Checks:
 
 def run(config):
     """Runs every case; returns (ok, report text)."""
-    if config.get("steps"):
-        from exporter import stateful
-
-        return stateful.run(config)
     ep = pt2.load(config["pt2"])
     with open(config["pt2_manifest"], encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
@@ -303,13 +299,14 @@ def run(config):
     return checks.finish(ok, config, lines)
 
 
-def main(argv):
+def main(argv, runner=run):
+    """The test: runner(config) (run, or stateful.run for steps) on the config file argv[0]."""
     with open(argv[0], encoding="utf-8") as f:
         config = json.load(f)
     if config["model"]:  # runfiles-relative roots, from the test's working directory
         config["model"]["import_roots"] = [os.path.abspath(r) for r in config["model"]["import_roots"]]
     try:
-        ok, report = run(config)
+        ok, report = runner(config)
     except ValueError as e:  # an input this runner cannot build; say which, without a traceback
         ok, report = False, f"{config['label']}: {e}\n"
     (sys.stdout if ok else sys.stderr).write(report)

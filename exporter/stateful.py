@@ -7,6 +7,8 @@ never the state, so a program that loses or misplaces its state fails at the fir
 reads it. Every method a step names is loaded before the first call, as an app does.
 """
 
+import sys
+
 import torch
 
 from exporter import numerics, pt2, spec as spec_lib
@@ -52,3 +54,12 @@ def run(config):
             expected = reference(*args, **kwargs)
         ok &= checks.case(name, methods[method][0], feed, expected, lines)
     return checks.finish(ok, config, lines)
+
+
+def main(argv):
+    """numerics_test's main for a test with steps."""
+    return numerics.main(argv, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

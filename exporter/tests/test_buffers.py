@@ -7,7 +7,7 @@ import os
 import pytest
 import torch
 
-from exporter import buffers, configs, lower, lower_errors, numerics, pt2, quantize
+from exporter import buffers, configs, lower, lower_errors, pt2, quantize, stateful
 from exporter.errors import UserError
 from exporter.tests import stateful_models
 
@@ -110,14 +110,14 @@ def _steps_config(tmp_path, initialized):
 
 
 def test_steps_pass_when_the_program_carries_the_models_state(tmp_path):
-    ok, report = numerics.run(_steps_config(tmp_path, None))
+    ok, report = stateful.run(_steps_config(tmp_path, None))
     assert ok, report
     assert "3 calls in order on one loaded program" in report
     assert "step 2 forward(): output 0" in report
 
 
 def test_steps_fail_when_the_program_starts_from_another_state(tmp_path):
-    ok, report = numerics.run(_steps_config(tmp_path, []))
+    ok, report = stateful.run(_steps_config(tmp_path, []))
     assert not ok
     assert "step 0 forward(): output 0" in report and "FAIL" in report
 

@@ -260,7 +260,8 @@ def numerics_test(
         visibility = ["//visibility:private"],
     )
     main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.numerics", out = main, visibility = ["//visibility:private"])
+    runner = "exporter.stateful" if steps else "exporter.numerics"
+    py_entry(name = name + "_main", module = runner, out = main, visibility = ["//visibility:private"])
     config = ":{}.config".format(name)
     native.py_test(
         name = name,

@@ -8,11 +8,12 @@ import sys
 
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo")
 
-EXPORTS = ["//zoo:conv_ep", "//zoo:gate_ep", "//zoo:mlp_ep"]
-PROGRAMS = ["//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:mlp_external_pte", "//zoo:mlp_pte"]
+EXPORTS = ["//zoo:cache_chunk_ep", "//zoo:cache_row_ep", "//zoo:conv_ep", "//zoo:gate_ep", "//zoo:mlp_ep"]
+PROGRAMS = ["//zoo:cache_pte", "//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:mlp_external_pte",
+            "//zoo:mlp_pte"]
 
 # How many actions of each exporter mnemonic a clean build of the zoo runs.
-ACTIONS = {"TorchExport": 3, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 5}
+ACTIONS = {"TorchExport": 5, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 6}
 
 # The files of the //zoo:app bundle: index.json, one per program, and one .ptd.
 BUNDLE_FILES = 1 + len(PROGRAMS) + 1
@@ -20,11 +21,11 @@ BUNDLE_FILES = 1 + len(PROGRAMS) + 1
 # Every file the zoo's programs and bundle produce, relative to the workspace.
 OUTPUTS = [
     f"bazel-bin/zoo/{name}{suffix}"
-    for name in ("conv_ep", "conv_q8_ep", "gate_ep", "mlp_ep")
+    for name in ("cache_chunk_ep", "cache_row_ep", "conv_ep", "conv_q8_ep", "gate_ep", "mlp_ep")
     for suffix in (".pt2", ".pt2.json")
 ] + [
     f"bazel-bin/zoo/{name}{suffix}"
-    for name in ("conv_pte", "conv_q8_pte", "gate_pte", "mlp_external_pte", "mlp_pte")
+    for name in ("cache_pte", "conv_pte", "conv_q8_pte", "gate_pte", "mlp_external_pte", "mlp_pte")
     for suffix in (".pte", ".pte.json")
 ] + [
     "bazel-bin/zoo/mlp_external_pte.ptd",
