@@ -70,7 +70,7 @@ def label_of(arguments):
 
 def run(arguments):
     """Runs one request; returns (exit code, text for stderr). Never raises."""
-    from exporter import capture
+    from exporter import capture, hermetic
     from exporter.errors import UserError
 
     try:
@@ -83,7 +83,8 @@ def run(arguments):
     with capture.captured_output() as read_log:
         try:
             config = configs.from_json(command, data)
-            importlib.import_module(f"exporter.{command}").run(config)
+            with hermetic.reproducible_math():
+                importlib.import_module(f"exporter.{command}").run(config)
             _write_log(label, outputs, read_log())
             return 0, ""
         except UserError as e:

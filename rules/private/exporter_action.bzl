@@ -5,6 +5,10 @@ load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 # Exporter actions need no network; the sandbox blocks it, so a model cannot download weights.
 _SANDBOX_REQUIREMENTS = {"block-network": ""}
 
+# The same floats on every x86-64 machine: ATen's AVX2 kernels and MKL's reproducible AVX2 path
+# (exporter/hermetic.py says why; //tests/starlark:parity_test keeps the two lists equal).
+REPRODUCIBLE_MATH_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT"}
+
 def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs, worker = True):
     """Runs `exporter <command>` with a JSON config written for this action.
 
@@ -55,7 +59,12 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         outputs = outputs.values(),
         mnemonic = mnemonic,
         progress_message = progress_message,
-        env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"},
+        env = dict(
+            REPRODUCIBLE_MATH_ENV,
+            PYTHONDONTWRITEBYTECODE = "1",
+            PYTHONHASHSEED = "0",
+            PYTHONNOUSERSITE = "1",
+        ),
         execution_requirements = dict(
             _SANDBOX_REQUIREMENTS,
             **(toolchain.worker_requirements if worker else {})

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from exporter import configs, lower, quantize, spec
+from exporter import configs, hermetic, lower, quantize, spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -47,3 +47,7 @@ def test_quantizers_and_schemes_agree():
     assert FACTS["quantizers"] == list(quantize.QUANTIZERS)
     # The rule knows which schemes need calibration; the exporter knows their settings.
     assert FACTS["schemes"] == {name: needs for name, (_, needs) in quantize.SCHEMES.items()}
+
+
+def test_the_actions_math_environment_agrees():
+    assert FACTS["reproducible_math_env"] == hermetic.REPRODUCIBLE_MATH_ENV

@@ -5,6 +5,7 @@ quantization schemes the rules accept."""
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
 load("//rules/private:executorch_program.bzl", "BACKENDS")  # buildifier: disable=bzl-visibility
+load("//rules/private:exporter_action.bzl", "REPRODUCIBLE_MATH_ENV")  # buildifier: disable=bzl-visibility
 load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
 load("//rules/private:shape_spec_check.bzl", "DTYPES")  # buildifier: disable=bzl-visibility
 load("//rules/private:torch_export.bzl", "IRS")  # buildifier: disable=bzl-visibility
@@ -27,10 +28,11 @@ def _starlark_facts_impl(ctx):
         "irs": IRS,
         "quantizers": QUANTIZERS,
         "schemes": SCHEMES,
+        "reproducible_math_env": REPRODUCIBLE_MATH_ENV,
     }) + "\n")
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 starlark_facts = rule(
     implementation = _starlark_facts_impl,
-    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS, IRS, QUANTIZERS and SCHEMES.",
+    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS, IRS, QUANTIZERS, SCHEMES and the actions' math environment.",
 )
