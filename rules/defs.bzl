@@ -34,6 +34,7 @@ load(
 )
 load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test")
+load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load(
     "//rules/private:shape_spec.bzl",
@@ -73,6 +74,9 @@ graph_snapshot_test = _graph_snapshot_test
 graph_snapshot_updates = _graph_snapshot_updates
 numerics_test = _numerics_test
 pte_inspect = _pte_inspect
+
+# Checks for deployment (docs/deployment.md): size and memory budgets.
+program_budget_test = _program_budget_test
 
 TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
