@@ -24,6 +24,12 @@ load(
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
+load(
+    "//rules/private:bundled_program.bzl",
+    _BundledProgramInfo = "BundledProgramInfo",
+    _bundled_program = "bundled_program",
+)
+load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
@@ -75,8 +81,12 @@ graph_snapshot_updates = _graph_snapshot_updates
 numerics_test = _numerics_test
 pte_inspect = _pte_inspect
 
-# Checks for deployment (docs/deployment.md): size and memory budgets.
+# Checks for deployment (docs/deployment.md): size and memory budgets, and bundled programs
+# (a .pte with test cases, for device farms).
 program_budget_test = _program_budget_test
+bundled_program = _bundled_program
+bundled_program_test = _bundled_program_test
+BundledProgramInfo = _BundledProgramInfo
 
 TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
