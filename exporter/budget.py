@@ -87,7 +87,7 @@ def contributors(pte_path):
         found.append((named["bytes"], f"named data: {named['entries']} entries (delegate weights, loaded by key)"))
     constants = summary["constants"]
     if constants["bytes"]:
-        found.append((constants["bytes"], f"constants ({constants['location']}): {constants['tensors']} tensors"))
+        found.append((constants["bytes"], f"constants ({constants['location']}): {constants['tensors']} tensor(s)"))
         inline += constants["bytes"] if constants["location"] == "inline" else 0
     for plan in program.execution_plan:
         payloads = {}

@@ -48,10 +48,17 @@ def _cases(where, program, given):
         spec = program.methods[method].spec
         full = []
         for i, sizes in enumerate(listed or [{}]):  # no entry: one case at the examples
-            entry = "{}inputs[{}]".format(where, i) if as_list else "{}inputs[{}][{}]".format(where, repr(method), i)
-            sized = full_sizes(entry, sizes, spec)
+            prefix = "inputs" if as_list else "inputs[{}]".format(repr(method))
+            sized = full_sizes("{}{}[{}]".format(where, prefix, i), sizes, spec)
             if sized in full:
-                fail("{} repeats the sizes of an earlier case, {}; give each case other sizes".format(entry, sized))
+                fail("{}{}[{}] gives the sizes of {}[{}], {} (a dim it does not name takes its example); give each case other sizes".format(
+                    where,
+                    prefix,
+                    i,
+                    prefix,
+                    full.index(sized),
+                    sized,
+                ))
             full.append(sized)
         cases[method] = full
     return cases
