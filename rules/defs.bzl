@@ -86,7 +86,6 @@ pte_inspect = _pte_inspect
 program_budget_test = _program_budget_test
 bundled_program = _bundled_program
 bundled_program_test = _bundled_program_test
-BundledProgramInfo = _BundledProgramInfo
 
 TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
@@ -98,3 +97,6 @@ GoldenUpdateInfo = _GoldenUpdateInfo
 # What an app ships: programs in one folder, files named by sha256, plus index.json.
 model_bundle = _model_bundle
 ModelBundleInfo = _ModelBundleInfo
+
+# A bundled_program's .bpte, for rules that ship test programs to a device farm.
+BundledProgramInfo = _BundledProgramInfo

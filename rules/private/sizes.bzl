@@ -58,7 +58,10 @@ def parse_size(value):
     return struct(bytes = size, error = None)
 
 def parse_percent(value):
-    """Parses a growth allowance: a number >= 0 (int, float or string such as "2.5").
+    """Parses a growth allowance: a number >= 0.
+
+    Args:
+      value: an int, a float or a string such as "2.5".
 
     Returns:
       struct(percent, error): the percentage as a float, or error set to what is wrong.

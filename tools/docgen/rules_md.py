@@ -38,6 +38,7 @@ EXAMPLE_SOURCES = [
     "models/specs/BUILD",
     "models/bundle/BUILD",
     "toolchain/BUILD",
+    "models/BUILD",  # last: the bundled ResNet, the one bundled_program of the zoo
 ]
 
 README = "README.md"

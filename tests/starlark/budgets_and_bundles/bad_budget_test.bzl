@@ -4,8 +4,10 @@ load("//rules:defs.bzl", "program_budget_test")
 load("//tests/starlark:bad_target_test.bzl", "bad_target_test")
 
 def bad_budget_test(name, needles, program, **attrs):
-    """Declares the bad program_budget_test `name` (manual) and `<name>_test`, which checks that
-    its config fails analysis naming `name` (not `name.config`) and holding every needle.
+    """Declares a bad program_budget_test `name` (manual) and `<name>_test`, which checks it.
+
+    The test checks that the budget's config fails analysis with a message that names `name`
+    (not `name.config`) and holds every needle.
 
     Args:
       name: the bad test's name.

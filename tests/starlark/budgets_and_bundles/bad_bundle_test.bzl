@@ -4,8 +4,10 @@ load("//rules:defs.bzl", "bundled_program", "bundled_program_test")
 load("//tests/starlark:bad_target_test.bzl", "bad_target_test")
 
 def bad_bundle_test(name, needles, program, **attrs):
-    """Declares the bad bundled_program `name` (manual) and `<name>_test`, which checks that it
-    fails analysis with a message that names it and holds every needle.
+    """Declares a bad bundled_program `name` (manual) and `<name>_test`, which checks it.
+
+    The test checks that the bundle fails analysis with a message that names it and holds
+    every needle.
 
     Args:
       name: the bad bundle's name.
