@@ -126,20 +126,19 @@ def planned_tensors(pte_path, method):
 
 
 def _row(name, now, limit, before, allowed):
-    """(ok, line, failure sentences) for one figure."""
+    """(line, [(kind, sentence)]) for one figure; kind is "limit" or "growth"."""
     failures, cells = [], [f"{name:<18}", f"{human(now):<32}"]
     if limit is not None:
-        over = now > limit
         cells.append(f"limit {limit:,} ({short(limit)})")
-        if over:
-            failures.append(f"{name} is {human(now)}, over its limit of {human(limit)} by {now - limit:,} bytes")
+        if now > limit:
+            failures.append(("limit", f"{name} is {human(now)}, over its limit of {human(limit)} by {now - limit:,} bytes"))
     if before is not None:
         growth = growth_percent(now, before)
         cells.append(f"golden {before:,} ({growth:+.2f}%, allowed +{allowed:g}%)")
         if growth > allowed:
-            failures.append(f"{name} grew {growth:+.2f}% since the golden ({before:,} -> {now:,} bytes), "
-                            f"more than max_growth_percent = {allowed:g}")
-    return not failures, "  " + "  ".join(cells) + ("  ok" if not failures else "  FAIL"), failures
+            failures.append(("growth", f"{name} grew {growth:+.2f}% since the golden ({before:,} -> {now:,} bytes), "
+                                       f"more than max_growth_percent = {allowed:g}"))
+    return "  " + "  ".join(cells) + ("  ok" if not failures else "  FAIL"), failures
 
 
 def _golden_figures(config):
@@ -160,11 +159,11 @@ def check(config):
             return False, (f"FAIL {config['label']}: the golden {config['golden']} does not exist. "
                            f"Record the current figures with:\n  {update}\n")
         golden, recorded_toolchain = _golden_figures(config)
-        problems += [f"the golden has no figure for {name}" for name in now if name not in golden]
+        problems += [("growth", f"the golden has no figure for {name}") for name in now if name not in golden]
     lines = [f"{config['label']}: the budget of {config['program']}"]
     failures = []
     for name, size in now.items():
-        _, line, failed = _row(name, size, limit.get(name), golden.get(name), allowed)
+        line, failed = _row(name, size, limit.get(name), golden.get(name), allowed)
         lines.append(line)
         failures += failed
     lines.append("What fills the .pte, biggest first:")
@@ -189,15 +188,16 @@ def check(config):
     if not failures:
         return True, "\n".join(lines) + "\n"
     lines.append(f"FAIL {config['label']}:")
-    lines += [f"  {sentence}" for sentence in failures]
+    lines += [f"  {sentence}" for _, sentence in failures]
     current = {k: manifest.get("toolchain", {}).get(k) for k in ("executorch", "torch")}
     if recorded_toolchain and recorded_toolchain != current:
         lines.append(f"The golden was recorded with {recorded_toolchain}; this toolchain is {current}, "
                      f"whose lowering may explain the change.")
-    fixes = ["shrink the program", "raise the limits on " + config["label"]]
-    if golden or problems:
-        fixes.append(f"if the change is intended, record the new figures with: {update}")
-    lines.append("To fix: " + "; or ".join(fixes))
+    kinds = {kind for kind, _ in failures}
+    if "limit" in kinds:
+        lines.append(f"To fix: shrink the program, or raise the limit on {config['label']} in its BUILD file.")
+    if "growth" in kinds:
+        lines.append(f"If the growth is intended, record the new figures (and review the golden's diff) with:\n  {update}")
     return False, "\n".join(lines) + "\n"
 
 

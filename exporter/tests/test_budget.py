@@ -67,7 +67,8 @@ def test_over_the_pte_limit_fails_with_the_excess(tmp_path):
     assert not ok
     assert f".pte is {size:,} bytes" in report
     assert f"over its limit of {budget.human(size - 100)} by 100 bytes" in report
-    assert "raise the limits on //pkg:budget_test" in report
+    assert "To fix: shrink the program, or raise the limit on //pkg:budget_test in its BUILD file." in report
+    assert "record the new figures" not in report  # a new golden does not lift a limit
 
 
 def test_over_the_planned_limit_fails(tmp_path):
@@ -86,7 +87,9 @@ def test_growth_past_the_allowance_fails_and_names_the_update(tmp_path):
     assert not ok
     assert f".pte grew +{(size - before) * 100 / before:.2f}% since the golden ({before:,} -> {size:,} bytes)" in report
     assert "more than max_growth_percent = 2" in report
-    assert "record the new figures with: bazel run //pkg:budget_test.update" in report
+    assert "If the growth is intended, record the new figures (and review the golden's diff) with:\n" \
+           "  bazel run //pkg:budget_test.update" in report
+    assert "raise the limit" not in report
 
 
 def test_growth_within_the_allowance_passes(tmp_path):
