@@ -110,7 +110,12 @@ def _bundled_program_impl(ctx):
         ctx,
         command = "bundled_program",
         mnemonic = "BundledProgram",
-        progress_message = "Bundling {} with test cases from its {} reference".format(program.label, ctx.attr.reference),
+        progress_message = "Bundling {} ({} with {} test cases, {} reference)".format(
+            ctx.label,
+            program.label,
+            len([c for listed in cases.values() for c in listed]),
+            ctx.attr.reference,
+        ),
         config = {
             "program_label": str(program.label),
             "pte": program.pte.path,
