@@ -270,12 +270,74 @@ class QuantizeConfig:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class BundledMethodConfig:
+    """One method of a bundled program: its test cases and what computes their expected outputs.
+
+    exported_label, pt2   the torch_export the method was lowered from, and its .pt2
+    spec                  its shape_spec (JSON, see spec.py), examples filled in
+    cases                 [{dim: size}]: one test case each, every dim named (analysis fills in
+                          the examples)
+    """
+
+    exported_label: str
+    pt2: str
+    spec: dict
+    cases: tuple
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            exported_label=data["exported_label"],
+            pt2=data["pt2"],
+            spec=data["spec"],
+            cases=tuple(dict(c) for c in data["cases"]),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class BundledProgramConfig:
+    """BundledProgram: .pte + test inputs -> .bpte, ExecuTorch's BundledProgram (outputs "bpte",
+    "manifest", "log").
+
+    program_label       the executorch_program
+    pte, pte_manifest   its .pte and .pte.json
+    methods             {method name: BundledMethodConfig}
+    reference           "eager" (the model's nn.Module) or "exported" (each method's .pt2)
+    model               ModelConfig of the eager model, or None with reference "exported"
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    program_label: str
+    pte: str
+    pte_manifest: str
+    methods: dict
+    reference: str
+    model: ModelConfig
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(
+            **_common(data),
+            program_label=data["program_label"],
+            pte=data["pte"],
+            pte_manifest=data["pte_manifest"],
+            methods={name: BundledMethodConfig.from_json(m) for name, m in data["methods"].items()},
+            reference=data.get("reference", "eager"),
+            model=ModelConfig.from_json(data["model"]) if data.get("model") else None,
+        )
+
+
 COMMANDS = {
     "export": ExportConfig,
     "lower": LowerConfig,
     "bundle": BundleConfig,
     "calibrate": CalibrationConfig,
     "quantize": QuantizeConfig,
+    "bundled_program": BundledProgramConfig,
 }
 
 

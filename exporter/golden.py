@@ -1,10 +1,12 @@
 """The runner behind graph_snapshot_test: compare with the golden, or rewrite it (`.update`).
+It also rewrites program_budget_test goldens (budget.py checks those).
 
     golden.py CONFIG.json...            test: fail with a diff and the command that accepts it
     golden.py --update CONFIG.json...   `bazel run`: write the goldens into the source tree
     golden.py --update --list FILE      the same for the configs FILE lists, one per line
 
-Each CONFIG is written by the graph_snapshot_test rule; its paths are runfiles-relative.
+Each CONFIG is written by the graph_snapshot_test (or program_budget_test) rule; its paths are
+runfiles-relative.
 """
 
 import difflib
@@ -21,7 +23,11 @@ def _load_config(path):
 
 
 def render(config):
-    """The snapshot text of the config's .pt2 (and .pte)."""
+    """The golden text of a config: a budget's figures, or the snapshot of its .pt2 (and .pte)."""
+    if config.get("kind") == "budget":  # program_budget_test; it checks the golden itself
+        from exporter import budget
+
+        return budget.golden_text(config)
     from exporter import pt2, snapshot
 
     ep = pt2.load(config["pt2"])

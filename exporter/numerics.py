@@ -9,7 +9,6 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 (torch.allclose's rule), when shapes or dtypes differ, or when the runtime rejects the input.
 """
 
-import copy
 import json
 import math
 import os
@@ -18,6 +17,7 @@ import sys
 import torch
 
 from exporter import pt2, spec as spec_lib
+from exporter.case_inputs import make_inputs, runtime_inputs  # noqa: F401  (the actions' own copy)
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -61,35 +61,6 @@ def cases(spec, ranges, extra):
             seen.add(key)
             unique.append((name, sizes))
     return unique
-
-
-def make_inputs(spec, sizes, seed=0):
-    """{input name: value} for one case: the spec's inputs with every named dim at `sizes`.
-
-    Values are built the way the exporter builds its example inputs (nested containers and
-    non-tensor inputs included), seeded, with the case's sizes in place of the examples.
-    """
-    case = copy.deepcopy(spec)
-    for name, size in sizes.items():
-        case["dims"][name]["example"] = size
-    for _, tensor in spec_lib.walk_tensors(case):
-        tensor.pop("example_shape", None)  # recomputed from the dims' new examples
-    generator = torch.Generator().manual_seed(seed)
-    return {e["name"]: spec_lib.build_value(e["value"], case, generator, e["name"], {})
-            for e in case["inputs"]}
-
-
-def runtime_inputs(args, kwargs, n_inputs):
-    """The flat list the runtime's Method.execute takes, in the program's input order.
-
-    The program keeps an input slot for every leaf, None included; a str is baked into the
-    program and its slot takes None (the Python runtime accepts no str). Older programs that
-    dropped non-tensor inputs take the tensors alone.
-    """
-    flat = torch.utils._pytree.tree_leaves((args, kwargs), is_leaf=lambda v: v is None)
-    if len(flat) != n_inputs:
-        flat = [v for v in flat if isinstance(v, torch.Tensor)]
-    return [v.clone() if isinstance(v, torch.Tensor) else None if isinstance(v, str) else v for v in flat]
 
 
 def shapes_text(values):

@@ -24,6 +24,12 @@ load(
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
+load(
+    "//rules/private:bundled_program.bzl",
+    _BundledProgramInfo = "BundledProgramInfo",
+    _bundled_program = "bundled_program",
+)
+load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
@@ -34,6 +40,7 @@ load(
 )
 load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
+load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load(
     "//rules/private:shape_spec.bzl",
@@ -77,6 +84,12 @@ numerics_test = _numerics_test
 step = _step
 pte_inspect = _pte_inspect
 
+# Checks for deployment (docs/deployment.md): size and memory budgets, and bundled programs
+# (a .pte with test cases, for device farms).
+program_budget_test = _program_budget_test
+bundled_program = _bundled_program
+bundled_program_test = _bundled_program_test
+
 TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
@@ -87,3 +100,6 @@ GoldenUpdateInfo = _GoldenUpdateInfo
 # What an app ships: programs in one folder, files named by sha256, plus index.json.
 model_bundle = _model_bundle
 ModelBundleInfo = _ModelBundleInfo
+
+# A bundled_program's .bpte, for rules that ship test programs to a device farm.
+BundledProgramInfo = _BundledProgramInfo

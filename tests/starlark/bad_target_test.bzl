@@ -18,15 +18,15 @@ _bad_target_test = analysistest.make(
     attrs = {"needles": attr.string_list(doc = "Fragments the failure message must contain.")},
 )
 
-def bad_target_test(name, target, needles, named = None):
+def bad_target_test(name, target, needles, label = None):
     """Tests that `target` fails analysis with a message that names it and holds `needles`.
 
     Args:
       name: the test's name.
       target: ":name" of the bad target in this package; tag it manual.
       needles: fragments the failure message must contain, besides the target's label.
-      named: the name the message gives the target, if not target's (a macro's inner rule,
-        e.g. ":x.config" of the numerics_test ":x").
+      label: the label the message must name, when a macro's inner target fails in the name
+        of the macro's target (":x.config" for the test ":x"); default: target's own.
     """
-    label = "//{}:{}".format(native.package_name(), (named or target).lstrip(":"))
+    label = label or "//{}:{}".format(native.package_name(), target.lstrip(":"))
     _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)

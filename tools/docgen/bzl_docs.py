@@ -63,6 +63,14 @@ TYPE_HINTS = {
     ("numerics_test", "min_sqnr_db"): "float or None",
     ("numerics_test", "min_top1_agreement"): "float or None",
     ("pte_inspect", "program"): "label",
+    ("program_budget_test", "max_pte_bytes"): "int or string such as \"48MiB\", or None",
+    ("program_budget_test", "max_ptd_bytes"): "int or string such as \"48MiB\", or None",
+    ("program_budget_test", "max_planned_bytes"): "dict of method name to int or string such as \"20MiB\"",
+    ("program_budget_test", "max_growth_percent"): "int, float or None",
+    ("program_budget_test", "golden"): "string (a file name in this package) or None",
+    ("bundled_program", "inputs"): "list of dicts of dim name to int, or dict of method name to such lists",
+    ("bundled_program_test", "rtol"): "float, string or None",
+    ("bundled_program_test", "atol"): "float, string or None",
     ("torch_export_toolchain_repositories", "lock"): "label or None",
 }
 

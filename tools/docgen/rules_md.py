@@ -39,6 +39,7 @@ EXAMPLE_SOURCES = [
     "models/bundle/BUILD",
     "models/llm/BUILD",
     "toolchain/BUILD",
+    "models/BUILD",  # last: the bundled ResNet, the one bundled_program of the zoo
 ]
 
 README = "README.md"

@@ -1,0 +1,185 @@
+"""bundled_program: a .pte with test inputs and expected outputs, as ExecuTorch's BundledProgram."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":dim_sizes.bzl", "full_sizes")
+load(":exporter_action.bzl", "run_exporter")
+
+BundledProgramInfo = provider(
+    doc = "A bundled program (.bpte): a program with its test cases, for a device farm.",
+    fields = {
+        "label": "Label of the bundled_program target.",
+        "bpte": "The .bpte File: ExecuTorch's BundledProgram flatbuffer.",
+        "manifest": "The .bpte.json File: sha256, the program's digest, each case's sizes and shapes.",
+        "program": "The ExecuTorchProgramInfo of the program inside.",
+        "methods": "list of the method names that have test cases.",
+        "backends": "list of the program's backends (they set the test's default tolerances).",
+    },
+)
+
+REFERENCES = ["eager", "exported"]
+
+def _cases(where, program, given):
+    """{method: [full sizes]}: the listed cases per method, checked, examples filled in."""
+    as_list = type(given) == "list"
+    if as_list:
+        if "forward" in program.methods:
+            given = {"forward": given}
+        elif len(program.methods) == 1:
+            given = {program.methods.keys()[0]: given}
+        else:
+            fail(where + "{} has methods {} and no forward; give inputs as a dict, e.g. {{\"{}\": [{{...}}]}}".format(
+                program.label,
+                sorted(program.methods.keys()),
+                sorted(program.methods.keys())[0],
+            ))
+    elif type(given) != "dict":
+        fail(where + "inputs must be a list of {dim: size} dicts, or a dict of method name to such lists")
+    cases = {}
+    for method, listed in given.items():
+        if method not in program.methods:
+            fail(where + "inputs names method {}, which {} does not have; use one of {}".format(
+                repr(method),
+                program.label,
+                sorted(program.methods.keys()),
+            ))
+        if type(listed) != "list":
+            fail(where + "inputs[{}] must be a list of {{dim: size}} dicts".format(repr(method)))
+        spec = program.methods[method].spec
+        full = []
+        for i, sizes in enumerate(listed or [{}]):  # no entry: one case at the examples
+            prefix = "inputs" if as_list else "inputs[{}]".format(repr(method))
+            sized = full_sizes("{}{}[{}]".format(where, prefix, i), sizes, spec)
+            if sized in full:
+                fail("{}{}[{}] gives the sizes of {}[{}], {} (a dim it does not name takes its example); give each case other sizes".format(
+                    where,
+                    prefix,
+                    i,
+                    prefix,
+                    full.index(sized),
+                    sized,
+                ))
+            full.append(sized)
+        cases[method] = full
+    return cases
+
+def _model_config(where, program, methods):
+    """The eager model's config for the action, and its files."""
+    models = {str(program.methods[m].model.label): program.methods[m].model for m in methods}
+    if len(models) > 1:
+        fail(where + "the methods come from different models ({}); bundle them apart, or set reference = \"exported\"".format(sorted(models.keys())))
+    model = models.values()[0]
+    config = {
+        "label": str(model.label),
+        "entry": model.entry,
+        "init_args": model.init_args,
+        "checkpoint": model.checkpoint.path if model.checkpoint else None,
+        "srcs": [f.path for f in model.srcs.to_list()],
+        "import_roots": model.import_roots.to_list(),
+    }
+    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+
+def _bundled_program_impl(ctx):
+    where = "bundled_program {}: ".format(ctx.label)
+    program = ctx.attr.program[ExecuTorchProgramInfo]
+    if program.ptd:
+        fail(where + "{} keeps its weights in a .ptd, and ExecuTorch 1.4.1's bundled-program runtime loads no .ptd; bundle a program with weights = \"inline\"".format(program.label))
+    if ctx.attr.reference not in REFERENCES:
+        fail(where + "reference = {} is not one of {}".format(repr(ctx.attr.reference), REFERENCES))
+    cases = _cases(where, program, json.decode(ctx.attr.inputs_json))
+    quantized = [m for m in cases if program.methods[m].quantization != None]
+    if quantized and ctx.attr.reference == "eager":
+        fail(where + "method {} is quantized, so the float eager model is not what it computes; set reference = \"exported\"".format(repr(quantized[0])))
+    methods = {}
+    inputs = [program.pte, program.manifest]
+    for name, sized in cases.items():
+        exported = program.methods[name]
+        methods[name] = {
+            "exported_label": str(exported.label),
+            "pt2": exported.pt2.path,
+            "spec": exported.spec.spec,
+            "cases": sized,
+        }
+        inputs.append(exported.pt2)
+    model, model_files = None, depset()
+    if ctx.attr.reference == "eager":
+        model, model_files = _model_config(where, program, cases.keys())
+    bpte = ctx.actions.declare_file(ctx.label.name + ".bpte")
+    manifest = ctx.actions.declare_file(ctx.label.name + ".bpte.json")
+    log = run_exporter(
+        ctx,
+        command = "bundled_program",
+        mnemonic = "BundledProgram",
+        progress_message = "Bundling {} ({} with {} test cases, {} reference)".format(
+            ctx.label,
+            program.label,
+            len([c for listed in cases.values() for c in listed]),
+            ctx.attr.reference,
+        ),
+        config = {
+            "program_label": str(program.label),
+            "pte": program.pte.path,
+            "pte_manifest": program.manifest.path,
+            "methods": methods,
+            "reference": ctx.attr.reference,
+            "model": model,
+        },
+        inputs = depset(inputs, transitive = [model_files]),
+        outputs = {"bpte": bpte, "manifest": manifest},
+        # One-shot: a zoo has few bundles, and a worker would keep torch in memory for them.
+        worker = False,
+    )
+    files = [bpte, manifest]
+    return [
+        BundledProgramInfo(
+            label = ctx.label,
+            bpte = bpte,
+            manifest = manifest,
+            program = program,
+            methods = sorted(cases.keys()),
+            backends = program.backends,
+        ),
+        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
+        OutputGroupInfo(logs = depset([log])),
+    ]
+
+bundled_program_rule = rule(
+    implementation = _bundled_program_impl,
+    doc = "Writes <name>.bpte (ExecuTorch's BundledProgram) and <name>.bpte.json.",
+    attrs = {
+        "program": attr.label(
+            mandatory = True,
+            providers = [ExecuTorchProgramInfo],
+            doc = "The executorch_program to bundle (weights inline).",
+        ),
+        "inputs_json": attr.string(default = "[]", doc = "The macro's inputs as JSON (set by the macro)."),
+        "reference": attr.string(
+            default = "eager",
+            doc = "What computes the expected outputs: \"eager\" (the model's nn.Module) or " +
+                  "\"exported\" (each method's .pt2; for quantized programs).",
+        ),
+    },
+    provides = [BundledProgramInfo],
+    toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
+)
+
+def bundled_program(name, program, inputs = [], **kwargs):
+    """Bundles a program with test cases into <name>.bpte, the file a device farm runs.
+
+    A .bpte is ExecuTorch's BundledProgram: the .pte's bytes unchanged, plus for each method a
+    list of test cases, each the inputs to feed and the outputs to expect. Inputs are seeded as
+    a numerics_test seeds them; the expected outputs come from the eager model (or the exported
+    program). On a device, ExecuTorch's bundled-program API loads a case's inputs, runs the
+    method, and compares; bundled_program_test does the same on the host. <name>.bpte.json lists
+    each case's sizes and shapes.
+
+    Args:
+      name: the target's name.
+      program: an executorch_program target (weights = "inline").
+      inputs: the test cases: a list of {dim name: size} dicts for forward (or the only
+        method), e.g. [{"batch": 1}, {"batch": 4}], or a dict of method name to such lists.
+        Dims a dict does not name take their tracing example; [] or {} is one case at the
+        examples. Each case is a full input: mind the .bpte's size for big inputs.
+      **kwargs: reference ("eager" or "exported"), and the common attributes (tags, ...).
+    """
+    bundled_program_rule(name = name, program = program, inputs_json = json.encode(inputs), **kwargs)

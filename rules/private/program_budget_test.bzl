@@ -1,0 +1,177 @@
+"""program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "GoldenUpdateInfo")
+load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":sizes.bzl", "parse_percent", "parse_size")
+
+def _size(where, attr, value):
+    parsed = parse_size(value)
+    if parsed.error:
+        fail("{}{} = {} {}".format(where, attr, repr(value), parsed.error))
+    return parsed.bytes
+
+def _limits(ctx, where, program):
+    """{pte_bytes, ptd_bytes, planned_bytes: {method: bytes}} from the macro's JSON, checked."""
+    given = json.decode(ctx.attr.limits_json)
+    limits = {"pte_bytes": None, "ptd_bytes": None, "planned_bytes": {}}
+    if given.get("max_pte_bytes") != None:
+        limits["pte_bytes"] = _size(where, "max_pte_bytes", given["max_pte_bytes"])
+    if given.get("max_ptd_bytes") != None:
+        if not program.ptd:
+            fail(where + "max_ptd_bytes is set, but {} keeps its weights in the .pte (no .ptd); remove max_ptd_bytes, or set weights = \"external\" on the program".format(program.label))
+        limits["ptd_bytes"] = _size(where, "max_ptd_bytes", given["max_ptd_bytes"])
+    planned = given.get("max_planned_bytes") or {}
+    if type(planned) != "dict":
+        fail(where + "max_planned_bytes must be a dict of method name to size, e.g. {\"forward\": \"4MiB\"}")
+    for method, value in planned.items():
+        if method not in program.methods:
+            fail(where + "max_planned_bytes names method {}, which {} does not have; use one of {}".format(
+                repr(method),
+                program.label,
+                sorted(program.methods.keys()),
+            ))
+        limits["planned_bytes"][method] = _size(where, "max_planned_bytes[{}]".format(repr(method)), value)
+    return limits
+
+def _growth(ctx, where):
+    """The allowed growth in percent, or None; checked against golden."""
+    value = json.decode(ctx.attr.limits_json).get("max_growth_percent")
+    if value == None:
+        if ctx.attr.golden_path:
+            fail(where + "golden is set without max_growth_percent; add max_growth_percent = 2 (say), or remove golden")
+        return None
+    if not ctx.attr.golden_path:
+        fail(where + "max_growth_percent needs a golden to grow from; add golden = \"<program>.budget.json\" and run the test's .update target")
+    parsed = parse_percent(value)
+    if parsed.error:
+        fail("{}max_growth_percent = {} {}".format(where, repr(value), parsed.error))
+    return parsed.percent
+
+def _budget_config_impl(ctx):
+    where = "program_budget_test {}: ".format(ctx.attr.test_label)
+    program = ctx.attr.program[ExecuTorchProgramInfo]
+    limits = _limits(ctx, where, program)
+    growth = _growth(ctx, where)
+    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and growth == None:
+        fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
+    config = ctx.actions.declare_file(ctx.label.name + ".json")
+    ctx.actions.write(config, json.encode_indent({
+        "kind": "budget",
+        "label": ctx.attr.test_label,
+        "program": str(program.label),
+        "manifest": program.manifest.short_path,
+        "pte": program.pte.short_path,
+        "ptd": program.ptd.short_path if program.ptd else None,
+        "methods": sorted(program.methods.keys()),
+        "limits": limits,
+        "max_growth_percent": growth,
+        "golden": ctx.attr.golden_path or None,
+        "update_target": ctx.attr.update_target,
+    }) + "\n")
+    files = [config, program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
+    runfiles = ctx.runfiles(files = files)
+    return [
+        DefaultInfo(files = depset([config]), runfiles = runfiles),
+        # Without a golden there is nothing to rewrite; an update list may still name the test.
+        GoldenUpdateInfo(
+            configs = depset([config] if ctx.attr.golden_path else []),
+            runfiles = ctx.runfiles(files = [config, program.manifest]),
+        ),
+    ]
+
+_budget_config = rule(
+    implementation = _budget_config_impl,
+    doc = "Checks a program_budget_test's limits and writes the JSON config exporter/budget.py reads.",
+    attrs = {
+        "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
+        "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),
+        "golden_path": attr.string(doc = "The golden's workspace-relative path, or empty for none."),
+        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
+        "update_target": attr.string(mandatory = True, doc = "The label of the .update binary."),
+    },
+)
+
+def _label(name):
+    repo = native.repository_name()
+    return "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+
+def program_budget_test(
+        name,
+        program,
+        max_pte_bytes = None,
+        max_ptd_bytes = None,
+        max_planned_bytes = {},
+        max_growth_percent = None,
+        golden = None,
+        **kwargs):
+    """Tests that a program stays within its size and memory budget, and does not creep up.
+
+    Fails when the .pte, the .ptd (external weights) or a method's planned memory is over its
+    limit, or has grown more than `max_growth_percent` since the figures in `golden`. The report
+    prints every figure and the biggest contributors: delegate payloads, constants, named data,
+    the largest planned tensors. The figures come from the program's manifest (<name>.pte.json).
+
+    Sizes are ints (bytes) or strings with a unit: B, kB, MB, GB are powers of 1000, KiB, MiB,
+    GiB powers of 1024 ("48MiB", "512 KiB", "1.5MB"); fractions of a byte are dropped. A bad
+    size fails analysis, naming this test.
+
+    With `golden`, also declares `<name>.update` (and the alias `<name>_update`): `bazel run` it
+    to record the current figures; graph_snapshot_updates collects it like a snapshot test's.
+
+    Args:
+      name: the test's name.
+      program: an executorch_program target.
+      max_pte_bytes: limit on the .pte file's size.
+      max_ptd_bytes: limit on the .ptd file's size, for a program with weights = "external".
+      max_planned_bytes: {method name: limit} on the memory the runtime plans for the method
+        (its activations and inputs outside delegates), e.g. {"forward": "20MiB"}.
+      max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
+        Needs golden; a figure that shrank passes, and the report suggests the update.
+      golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
+      **kwargs: passed to the py_test (tags, size, timeout, ...).
+    """
+    update = name + ".update"
+    package = native.package_name()
+    limits = {
+        "max_pte_bytes": max_pte_bytes,
+        "max_ptd_bytes": max_ptd_bytes,
+        "max_planned_bytes": max_planned_bytes,
+        "max_growth_percent": max_growth_percent,
+    }
+    _budget_config(
+        name = name + ".config",
+        program = program,
+        limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
+        golden_path = (package + "/" + golden if package else golden) if golden else "",
+        test_label = _label(name),
+        update_target = _label(update),
+        tags = kwargs.get("tags"),  # "manual" keeps a deliberately bad test out of //...
+        visibility = ["//visibility:private"],
+    )
+    config = ":{}.config".format(name)
+    kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
+    main = name + "_main.py"
+    py_entry(name = name + "_main", module = "exporter.budget", out = main, visibility = ["//visibility:private"])
+    common = dict(deps = [EXPORTER_LIB], python_version = "PY3", srcs_version = "PY3")
+    native.py_test(
+        name = name,
+        srcs = [main],
+        main = main,
+        # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
+        data = [config] + (native.glob([golden]) if golden else []),
+        args = ["$(rootpath {})".format(config)],
+        **dict(common, **kwargs)
+    )
+    if golden:
+        update_main = name + "_update_main.py"
+        py_entry(name = name + "_update_main", module = "exporter.golden", out = update_main, visibility = ["//visibility:private"])
+        native.py_binary(
+            name = update,
+            srcs = [update_main],
+            main = update_main,
+            data = [config],
+            args = ["--update", "$(rootpath {})".format(config)],
+            tags = kwargs.get("tags"),
+            **common
+        )
+        native.alias(name = name + "_update", actual = ":" + update, tags = kwargs.get("tags"))
