@@ -138,7 +138,7 @@ ACTION = [
      'shape_spec(name = "s_nope", inputs = {"x": tensor([4])})\n'
      'torch_export(name = "missing_callable_ep", model = ":nope", shapes = ":s_nope")',
      ["torch_model //bad:nope", "module 'bad.models' has no 'Nope'", "set `entry` to one of its callables",
-      "Bounded, Double"]),
+      "AliasedBuffer, Bounded, Counter, Double"]),
     ("//bad:bad_init_args_ep",
      'torch_model(name = "add_width", srcs = ["//bad:models.py"], entry = "bad.models:Add", init_args = {"width": 4})\n'
      'shape_spec(name = "s_width", inputs = {"x": tensor([4]), "y": tensor([4])})\n'
