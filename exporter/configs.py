@@ -139,6 +139,8 @@ class LowerConfig:
     backends    partitioners, e.g. ["xnnpack"]; [] is the portable runtime
     metadata    {name: int, float, bool or str}: constant methods of the program
     weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
+    kernels     the kernel libraries the operators outside delegates must be in (kernels.py);
+                default the portable library of the executing venv's ExecuTorch
     """
 
     label: str
@@ -149,6 +151,7 @@ class LowerConfig:
     metadata: dict
     weights: str
     raw: dict
+    kernels: tuple = ({"name": "portable"},)
 
     @classmethod
     def from_json(cls, data):
@@ -162,6 +165,7 @@ class LowerConfig:
             backends=tuple(data.get("backends", ())),
             metadata=dict(data.get("metadata") or {}),
             weights=data.get("weights", "inline"),
+            kernels=tuple(data.get("kernels") or ({"name": "portable"},)),
         )
 
 
@@ -266,9 +270,30 @@ class QuantizeConfig:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class SelectedOpsConfig:
+    """ExecuTorchSelectedOps: programs' selected-operators files -> one merged file (outputs
+    "selected_ops", "manifest", "log").
+
+    lists   [{"label", "file"}]: each executorch_program and its <name>.selected_operators.yaml
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    lists: tuple
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**_common(data), lists=tuple(data.get("lists") or ()))
+
+
 COMMANDS = {
     "export": ExportConfig,
     "lower": LowerConfig,
+    "etrecord": LowerConfig,  # with raw["pte"], the program to describe (etrecord.py)
+    "selected_ops": SelectedOpsConfig,
     "bundle": BundleConfig,
     "calibrate": CalibrationConfig,
     "quantize": QuantizeConfig,

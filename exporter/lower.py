@@ -5,7 +5,8 @@ import os
 
 import torch
 
-from exporter import lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
+from exporter import kernels, lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
+from exporter import selected_ops
 from exporter import spec as spec_lib
 from exporter.errors import UserError
 
@@ -43,10 +44,11 @@ def _move_delegate_weights_out(edge):
     store.pte_data.clear()
 
 
-def lower(programs, backends, constant_methods=None, external_weights=False):
+def lower(programs, backends, constant_methods=None, external_weights=False, generate_etrecord=False):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
     ExecuTorch's ExecutorchProgramManager. With external_weights, every weight goes to the
-    tensor data file WEIGHTS_TAG (write_tensor_data_to_file)."""
+    tensor data file WEIGHTS_TAG (write_tensor_data_to_file). generate_etrecord keeps
+    ExecuTorch's ETRecord (get_etrecord()); the program's bytes stay the same."""
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
 
     # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
@@ -55,7 +57,8 @@ def lower(programs, backends, constant_methods=None, external_weights=False):
     # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
         edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
-                                           constant_methods=constant_methods or None)
+                                           constant_methods=constant_methods or None,
+                                           generate_etrecord=generate_etrecord)
         if not external_weights:
             return edge.to_executorch()
         _move_delegate_weights_out(edge)
@@ -120,8 +123,8 @@ def _load(method, context):
     return ep
 
 
-def run(config):
-    """Runs the action for a LowerConfig."""
+def lowered(config, generate_etrecord=False):
+    """(ExecuTorch's ExecutorchProgramManager, constant methods) for a LowerConfig."""
     contexts = {
         name: lower_errors.Context(config.label, m.exported_label, config.backends, m.export, m.spec_label)
         for name, m in config.methods.items()
@@ -133,7 +136,8 @@ def run(config):
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
     try:
-        et_program = lower(programs, list(config.backends), constants, config.weights == "external")
+        et_program = lower(programs, list(config.backends), constants, config.weights == "external",
+                           generate_etrecord)
     except UserError:
         raise
     except Exception as e:
@@ -142,6 +146,13 @@ def run(config):
         if len(contexts) > 1:
             context.exported_label = ", ".join(m.exported_label for m in config.methods.values())
         raise UserError(lower_errors.explain(e, context)) from e
+    return et_program, constants
+
+
+def run(config):
+    """Runs the action for a LowerConfig."""
+    et_program, constants = lowered(config)
+    kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
                 for name, m in config.methods.items()}
     pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
@@ -149,6 +160,8 @@ def run(config):
     with open(tmp, "wb") as f:
         f.write(et_program.buffer)
     os.replace(tmp, pte)
+    if "selected_ops" in config.outputs:
+        selected_ops.write(pte, config.label, config.outputs["selected_ops"])
     weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
