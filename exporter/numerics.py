@@ -265,6 +265,10 @@ def run(config):
         good, line = floors.summary()
         ok &= good
         lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
+    if not ok:  # name the first operators where the .pte departs (divergence.py)
+        from exporter import divergence
+
+        lines += divergence.report(config, ep, reference, runs, rtol, atol)
     if not ok:
         lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
                      f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "

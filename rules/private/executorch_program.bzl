@@ -144,7 +144,7 @@ def _executorch_program_impl(ctx):
             selected_ops = outputs["selected_ops"],
             etrecord = etrecord,
         ),
-        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
+        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
             logs = depset([log]),
             pte_summary = depset([outputs["summary"]] if ctx.attr.summary else []),
