@@ -38,6 +38,7 @@ EXAMPLE_SOURCES = [
     "models/specs/BUILD",
     "models/bundle/BUILD",
     "toolchain/BUILD",
+    "models/BUILD",
 ]
 
 README = "README.md"
