@@ -158,6 +158,23 @@ def load(spec):
                     f"\"portable\" or your own list (kernels = [\"portable\", \":my_ops\"])")
 
 
+def settings(raw):
+    """The lowering's config with each kernel list named by its content (file name: sha256)
+    instead of its path, for the manifest's inputs record: the same lists give the same record
+    whether the toolchain declares them or the action finds them in its venv."""
+    from exporter import manifest
+
+    resolved = []
+    for spec in raw.get("kernels") or ({"name": "portable"},):
+        files = spec.get("files")
+        if files is None and not spec.get("custom"):
+            files = _shipped(spec["name"])
+        record = {k: v for k, v in spec.items() if k != "files"}
+        record["lists"] = {os.path.basename(f): manifest.sha256_file(f) for f in sorted(files or [])}
+        resolved.append(record)
+    return dict(raw, kernels=resolved)
+
+
 def used_operators(buffer):
     """{op name: {method-independent set of dtype names}} of a .pte's non-delegated operators,
     read with ExecuTorch's selective-build reader (every method's operator table)."""

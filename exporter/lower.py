@@ -169,7 +169,7 @@ def run(config):
         "exported": exported["forward"] if "forward" in exported else next(iter(exported.values())),
         "backends": list(config.backends),
         "pte": manifest.file_record(pte),
-        "inputs": manifest.inputs_record(config.raw),
+        "inputs": manifest.inputs_record(kernels.settings(config.raw)),
         "methods": program_summary(et_program.executorch_program),
         "constant_methods": constants,
         **weights,

@@ -23,21 +23,22 @@ package(default_visibility = ["//visibility:public"])
 
 exports_files(["python.sh", "identity.txt"])
 
-# The kernel lists (functions.yaml format) that the installed ExecuTorch ships, for the
-# kernel coverage check of executorch_program. A library the wheel does not ship is empty.
+# The kernel lists (functions.yaml format) that the installed ExecuTorch ships, linked out of
+# the venv by _link_kernel_lists, for the kernel coverage check of executorch_program. A library
+# the wheel does not ship is empty.
 filegroup(
     name = "portable_kernels",
-    srcs = glob(["venv/lib/python*/site-packages/executorch/kernels/portable/*.yaml"]),
+    srcs = glob(["kernel_lists/portable/*.yaml"]),
 )
 
 filegroup(
     name = "quantized_kernels",
-    srcs = glob(["venv/lib/python*/site-packages/executorch/kernels/quantized/*.yaml"]),
+    srcs = glob(["kernel_lists/quantized/*.yaml"]),
 )
 
 filegroup(
     name = "optimized_kernels",
-    srcs = glob(["venv/lib/python*/site-packages/executorch/kernels/optimized/*.yaml"]),
+    srcs = glob(["kernel_lists/optimized/*.yaml"]),
 )
 """
 
@@ -92,6 +93,26 @@ def _pip_install(rctx, lock):
             ))
     rctx.delete("pip-group.txt")
 
+_KERNEL_LIBRARIES = ["portable", "quantized", "optimized"]
+
+def _link_kernel_lists(rctx):
+    """Links executorch/kernels/<library>/*.yaml to kernel_lists/<library>/, outside venv/.
+
+    Actions declare them as inputs there: a declared path inside venv/ would clash with the
+    venv that a remote executor's image provides at that place.
+    """
+    for version in rctx.path("venv/lib").readdir():
+        kernels = version.get_child("site-packages").get_child("executorch").get_child("kernels")
+        if not kernels.exists:
+            continue
+        for library in _KERNEL_LIBRARIES:
+            folder = kernels.get_child(library)
+            if not folder.exists:
+                continue
+            for f in folder.readdir():
+                if f.basename.endswith(".yaml"):
+                    rctx.symlink(f, "kernel_lists/{}/{}".format(library, f.basename))
+
 def _torch_venv_repository_impl(rctx):
     lock = rctx.path(rctx.attr.lock)  # Reading it makes the venv rebuild when the lock changes.
     reuse = rctx.os.environ.get(_REUSE_ENV, "")
@@ -108,6 +129,7 @@ def _torch_venv_repository_impl(rctx):
     rctx.file("python.sh", _LAUNCHER, executable = True)
     identity = _run(rctx, ["venv/bin/python3", "-I", "-c", _IDENTITY_SCRIPT], "reading the venv's identity")
     rctx.file("identity.txt", identity)
+    _link_kernel_lists(rctx)
     rctx.file("BUILD", _BUILD)
 
 torch_venv_repository = repository_rule(

@@ -55,8 +55,18 @@ def _metadata(ctx, where, methods):
     return metadata
 
 def _kernels_config(ctx, where):
-    """The "kernels" list of the lowering's config (exporter/kernels.py): built-in libraries
-    with the toolchain's files for them, then the kernel list YAMLs the target names."""
+    """The "kernels" list of the lowering's config (exporter/kernels.py).
+
+    Built-in libraries come with the toolchain's files for them, then the kernel list YAMLs
+    that the target names.
+
+    Args:
+      ctx: the rule context.
+      where: the message prefix naming the target.
+
+    Returns:
+      A list of {"name", "files"[, "custom"]} dicts.
+    """
     if not ctx.attr.kernels and not ctx.attr.kernel_lists:
         fail(where + "kernels is empty; name the kernel library the app links, e.g. kernels = \"portable\"")
     lists = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE].kernel_lists
@@ -199,7 +209,14 @@ executorch_program_rule = rule(
 )
 
 def split_kernels(kernels):
-    """(built-in library names, kernel list labels) from executorch_program's `kernels`."""
+    """Splits executorch_program's `kernels` into built-in library names and YAML labels.
+
+    Args:
+      kernels: a string or a list of strings: library names and labels.
+
+    Returns:
+      (built-in library names, kernel list labels).
+    """
     names, labels = [], []
     for item in [kernels] if type(kernels) == "string" else kernels:
         if item not in KERNEL_LIBRARIES and (":" in item or "/" in item or item.endswith(".yaml")):
