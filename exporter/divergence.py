@@ -18,6 +18,7 @@ tolerance. It costs one extra lowering, and only when a test fails.
 """
 
 import copy
+import math
 
 import torch
 
@@ -32,6 +33,9 @@ def _tapped_program(ep, backends):
     from executorch.exir import to_edge_transform_and_lower
 
     from exporter import lower
+
+    if not backends:  # a quantized program's quantize/dequantize need these out variants
+        import executorch.kernels.quantized  # noqa: F401
 
     tapped, specs = tap_intermediate_outputs_(copy.deepcopy(ep), rules=[(select_all_call_function(), FULL_TENSOR)])
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
@@ -70,8 +74,9 @@ def _eager_module_outputs(model, args, kwargs):
     return {p: o for p, o in outputs.items() if calls[p] == 1 and isinstance(o, torch.Tensor)}
 
 
-def _error(actual, expected, rtol, atol):
-    """(diverges, worst abs error) of two values; non-tensors and shape changes are skipped."""
+def _error(actual, expected, rtol, atol, min_sqnr_db=None):
+    """(diverges, worst abs error) of two values; non-tensors and shape changes are skipped.
+    With min_sqnr_db (quantized programs), a value diverges when its SQNR falls below it."""
     if not isinstance(actual, torch.Tensor) or not isinstance(expected, torch.Tensor):
         return False, 0.0
     if actual.shape != expected.shape or not expected.is_floating_point():
@@ -79,6 +84,9 @@ def _error(actual, expected, rtol, atol):
     a, e = actual.double(), expected.double()
     diff = (a - e).abs().nan_to_num(nan=float("inf"))
     worst = float(diff.max()) if diff.numel() else 0.0
+    if min_sqnr_db is not None:
+        noise, signal = float((diff * diff).sum()), float((e * e).sum())
+        return noise > 0 and signal > 0 and 10 * math.log10(signal / noise) < min_sqnr_db, worst
     return bool((diff > atol + rtol * e.abs()).any()), worst
 
 
@@ -87,7 +95,7 @@ def _where(spec):
     return f"{spec.op_target} (node {spec.node_name}){module}"
 
 
-def compare_case(specs, runtime, aot, eager, rtol, atol):
+def compare_case(specs, runtime, aot, eager, rtol, atol, min_sqnr_db=None):
     """(kernel findings, export findings) for one case's tapped values, in execution order: each
     [text] of the first diverging operator, then a line counting the ones after it."""
     ops_of, last_of_module = {}, {}
@@ -98,13 +106,13 @@ def compare_case(specs, runtime, aot, eager, rtol, atol):
     kernel, export = [], []
     for spec in specs:
         value = runtime[spec.output_index]
-        bad, worst = _error(value, aot[spec.output_index], rtol, atol)
+        bad, worst = _error(value, aot[spec.output_index], rtol, atol, min_sqnr_db)
         if bad:
             kernel.append(f"{_where(spec)}: worst abs error {worst:.3g} against the exported program")
         if last_of_module.get(spec.module_path) is spec and spec.module_path in eager:
-            off, error = _error(value, eager[spec.module_path], rtol, atol)
-            same, _ = _error(aot[spec.output_index], eager[spec.module_path], rtol, atol)
-            if off and same:
+            off, error = _error(value, eager[spec.module_path], rtol, atol, min_sqnr_db)
+            shared, _ = _error(aot[spec.output_index], eager[spec.module_path], rtol, atol, min_sqnr_db)
+            if off and shared:
                 ops = ", ".join(dict.fromkeys(ops_of[spec.module_path]))
                 export.append(f"module {spec.module_path} ({spec.module_class}), whose operators are {ops}: "
                               f"its output ({spec.op_target}, node {spec.node_name}) differs from the "
@@ -140,7 +148,7 @@ def report(config, ep, reference, runs, rtol, atol):
         with torch.no_grad():
             aot = torch.utils._pytree.tree_leaves(tapped_module(*args, **kwargs))
         eager = _eager_module_outputs(reference, args, kwargs)
-        kernel, export = compare_case(specs, runtime, aot, eager, rtol, atol)
+        kernel, export = compare_case(specs, runtime, aot, eager, rtol, atol, _sqnr_floor(config))
         if not kernel and not export:
             continue
         lines = [f"  Where the .pte departs, case {name} (every operator's output tapped with "
@@ -154,8 +162,17 @@ def report(config, ep, reference, runs, rtol, atol):
                          + "; the .pte follows the exported program there, so check the export of that "
                            "module: its decomposition or custom op")
         return lines
-    return [f"  No single operator departs past rtol {rtol:g}, atol {atol:g} (every operator's output "
+    floor = _sqnr_floor(config)
+    limit = f"below SQNR {floor:g} dB" if floor is not None else f"past rtol {rtol:g}, atol {atol:g}"
+    return [f"  No single operator departs {limit} (every operator's output "
             f"tapped with ExecuTorch's devtools.intermediate_output_tap{note}): the error accumulates."]
+
+
+def _sqnr_floor(config):
+    """The SQNR below which an operator departs, for tests judged by SQNR (quantized programs)."""
+    if config.get("min_sqnr_db") is not None:
+        return float(config["min_sqnr_db"])
+    return 20.0 if config.get("quantized") else None
 
 
 def _first_line(error):
