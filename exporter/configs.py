@@ -141,6 +141,8 @@ class LowerConfig:
     weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
     initialized_buffers   names of the mutated buffers whose initial value the .pte keeps;
                 None (the JSON has no key) keeps every one (see buffers.py)
+    kernels     the kernel libraries the operators outside delegates must be in (kernels.py);
+                default the portable library of the executing venv's ExecuTorch
     """
 
     label: str
@@ -152,6 +154,7 @@ class LowerConfig:
     weights: str
     initialized_buffers: tuple
     raw: dict
+    kernels: tuple = ({"name": "portable"},)
 
     @classmethod
     def from_json(cls, data):
@@ -166,6 +169,7 @@ class LowerConfig:
             metadata=dict(data.get("metadata") or {}),
             weights=data.get("weights", "inline"),
             initialized_buffers=None if data.get("initialized_buffers") is None else tuple(data["initialized_buffers"]),
+            kernels=tuple(data.get("kernels") or ({"name": "portable"},)),
         )
 
 
@@ -331,9 +335,30 @@ class BundledProgramConfig:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class SelectedOpsConfig:
+    """ExecuTorchSelectedOps: programs' selected-operators files -> one merged file (outputs
+    "selected_ops", "manifest", "log").
+
+    lists   [{"label", "file"}]: each executorch_program and its <name>.selected_operators.yaml
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    lists: tuple
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**_common(data), lists=tuple(data.get("lists") or ()))
+
+
 COMMANDS = {
     "export": ExportConfig,
     "lower": LowerConfig,
+    "etrecord": LowerConfig,  # with raw["pte"], the program to describe (etrecord.py)
+    "selected_ops": SelectedOpsConfig,
     "bundle": BundleConfig,
     "calibrate": CalibrationConfig,
     "quantize": QuantizeConfig,

@@ -5,8 +5,8 @@ import os
 
 import torch
 
-from exporter import buffers, lower_errors, manifest, program_summary as program_summary_lib, pt2 as pt2_lib
-from exporter import spec as spec_lib
+from exporter import buffers, kernels, lower_errors, manifest, program_summary as program_summary_lib
+from exporter import pt2 as pt2_lib, selected_ops, spec as spec_lib
 from exporter.errors import UserError
 
 BACKENDS = ("xnnpack",)
@@ -44,13 +44,15 @@ def _move_delegate_weights_out(edge):
 
 
 def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
-          label="?"):
+          label="?", generate_etrecord=False):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
     (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
 
     With external_weights, every weight goes to the tensor data file WEIGHTS_TAG
     (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
     value the program keeps; None keeps every one (exporter/buffers.py says why).
+    generate_etrecord keeps ExecuTorch's ETRecord (get_etrecord()); the program's bytes stay
+    the same.
     """
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
@@ -65,7 +67,8 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
             torch.no_grad():
         edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
-                                           constant_methods=constant_methods or None)
+                                           constant_methods=constant_methods or None,
+                                           generate_etrecord=generate_etrecord)
         state = buffers.mark_initialized(edge, initialized_buffers, label)
         options = {}
         if state:
@@ -138,8 +141,9 @@ def _load(method, context):
     return ep
 
 
-def run(config):
-    """Runs the action for a LowerConfig."""
+def lowered(config, generate_etrecord=False):
+    """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records) for a
+    LowerConfig."""
     contexts = {
         name: lower_errors.Context(config.label, m.exported_label, config.backends, m.export, m.spec_label)
         for name, m in config.methods.items()
@@ -152,7 +156,7 @@ def run(config):
                         f"method; rename it")
     try:
         et_program, state = lower(programs, list(config.backends), constants, config.weights == "external",
-                                  config.initialized_buffers, config.label)
+                                  config.initialized_buffers, config.label, generate_etrecord)
     except UserError:
         raise
     except Exception as e:
@@ -165,6 +169,13 @@ def run(config):
         if len(contexts) > 1:
             context.exported_label = ", ".join(m.exported_label for m in config.methods.values())
         raise UserError(lower_errors.explain(e, context)) from e
+    return et_program, constants, state
+
+
+def run(config):
+    """Runs the action for a LowerConfig."""
+    et_program, constants, state = lowered(config)
+    kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
                 for name, m in config.methods.items()}
     pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
@@ -172,6 +183,8 @@ def run(config):
     with open(tmp, "wb") as f:
         f.write(et_program.buffer)
     os.replace(tmp, pte)
+    if "selected_ops" in config.outputs:
+        selected_ops.write(pte, config.label, config.outputs["selected_ops"])
     weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
@@ -179,7 +192,7 @@ def run(config):
         "exported": exported["forward"] if "forward" in exported else next(iter(exported.values())),
         "backends": list(config.backends),
         "pte": manifest.file_record(pte),
-        "inputs": manifest.inputs_record(config.raw),
+        "inputs": manifest.inputs_record(kernels.settings(config.raw)),
         "methods": program_summary(et_program.executorch_program),
         "constant_methods": constants,
         **weights,

@@ -232,12 +232,15 @@ class Checks:
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
         return ok
 
-    def finish(self, ok, config, lines):
-        """The top-1 summary and the closing advice; returns (ok, report text)."""
+    def finish(self, ok, config, lines, explain=None):
+        """The top-1 summary and, on failure, explain()'s lines and the closing advice; returns
+        (ok, report text)."""
         if self.floors.active:
             good, line = self.floors.summary()
             ok &= good
             lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
+        if not ok and explain:
+            lines += explain()
         if not ok:
             lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
                          f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "
@@ -267,7 +270,13 @@ def run(config):
         with torch.no_grad():
             expected = reference(*args, **kwargs)
         ok &= checks.case(name, execute, feed, expected, lines)
-    return checks.finish(ok, config, lines)
+
+    def explain():  # name the first operators where the .pte departs (divergence.py)
+        from exporter import divergence
+
+        return divergence.report(config, ep, reference, runs, checks.rtol, checks.atol)
+
+    return checks.finish(ok, config, lines, explain)
 
 
 def main(argv, runner=run):

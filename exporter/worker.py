@@ -57,7 +57,7 @@ def warm_up(command):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "warm.pt2")
         pt2.save(ep, path)
-        if command == "lower":
+        if command in ("lower", "etrecord"):
             # A portable lowering after this one costs no more than a warm one, so one will do.
             lower.lower(pt2.load(path), ["xnnpack"])
         if command == "quantize":

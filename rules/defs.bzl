@@ -33,6 +33,7 @@ load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundle
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
+load("//rules/private:executorch_selected_ops.bzl", _executorch_selected_ops = "executorch_selected_ops")
 load(
     "//rules/private:graph_snapshot_test.bzl",
     _graph_snapshot_test = "graph_snapshot_test",
@@ -70,6 +71,9 @@ executorch_program = _executorch_program
 
 # One program per device class, with their numerics tests (docs/programs.md).
 executorch_programs = _executorch_programs
+
+# Selective build: one operator list for a runtime that runs several programs (docs/deployment.md).
+executorch_selected_ops = _executorch_selected_ops
 
 # Quantization (docs/quantization.md): a torch_quantize takes the place of a torch_export.
 calibration_data = _calibration_data

@@ -54,6 +54,10 @@ ExecuTorchProgramInfo = provider(
         "exported": "The ExportedProgramInfo of its forward method (or its only method).",
         "methods": "dict of method name to the ExportedProgramInfo it was lowered from.",
         "ptd": "The .ptd File holding the weights (weights = \"external\"), or None.",
+        "selected_ops": "File: <name>.selected_operators.yaml, the operators (with dtypes) that " +
+                        "ExecuTorch's selective build takes.",
+        "etrecord": "File: <name>.etrecord, ExecuTorch's ETRecord of the program (built only " +
+                    "when something asks for it).",
     },
 )
 

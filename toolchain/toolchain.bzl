@@ -6,6 +6,10 @@ def _torch_export_toolchain_impl(ctx):
         exporter_main = ctx.file.exporter_main,
         exporter_srcs = depset(ctx.files.exporter_srcs),
         identity = ctx.file.identity,
+        kernel_lists = {
+            library: target.files.to_list()
+            for target, library in ctx.attr.kernel_lists.items()
+        },
         worker_requirements = ctx.attr.worker_requirements,
     )]
 
@@ -27,6 +31,12 @@ torch_export_toolchain = rule(
             mandatory = True,
             doc = "A file naming the Python version and every installed distribution. Every " +
                   "exporter action reads it, so a new torch changes every cache key.",
+        ),
+        "kernel_lists": attr.label_keyed_string_dict(
+            allow_files = True,  # [".yaml"] would reject a library the wheel does not ship
+            doc = "{files: library name}: the kernel lists (ExecuTorch's functions.yaml format) " +
+                  "of the installed ExecuTorch, e.g. its portable library's. An empty target " +
+                  "means the wheel ships no list for that library.",
         ),
         "python": attr.label(
             allow_single_file = True,

@@ -9,6 +9,9 @@ BACKENDS = ["xnnpack"]
 
 WEIGHTS = ["inline", "external"]
 
+# Kernel libraries whose lists the installed ExecuTorch ships (kernels = "portable", ...).
+KERNEL_LIBRARIES = ["portable", "optimized", "quantized"]
+
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
 INPUT_SCHEMA = "input_schema"
 
@@ -51,6 +54,34 @@ def _metadata(ctx, where, methods):
             fail(where + "metadata[{}] is a {}; give an int, float, bool or string (encode structures as a JSON string)".format(repr(key), type(value)))
     return metadata
 
+def _kernels_config(ctx, where):
+    """The "kernels" list of the lowering's config (exporter/kernels.py).
+
+    Built-in libraries come with the toolchain's files for them, then the kernel list YAMLs
+    that the target names.
+
+    Args:
+      ctx: the rule context.
+      where: the message prefix naming the target.
+
+    Returns:
+      A list of {"name", "files"[, "custom"]} dicts.
+    """
+    if not ctx.attr.kernels and not ctx.attr.kernel_lists:
+        fail(where + "kernels is empty; name the kernel library the app links, e.g. kernels = \"portable\"")
+    lists = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE].kernel_lists
+    config = []
+    for name in ctx.attr.kernels:
+        if name not in KERNEL_LIBRARIES:
+            fail(where + "kernels has {}; use one of {} or the label of a kernel list YAML in ExecuTorch's functions.yaml format, e.g. \":my_ops\"".format(repr(name), KERNEL_LIBRARIES))
+        files = lists.get(name)
+        if files == [] and name != "optimized":  # the optimized library falls back to its runtime's list
+            fail(where + "the toolchain's ExecuTorch ships no kernel list for kernels = {}; use \"portable\" or a kernel list YAML target".format(repr(name)))
+        config.append({"name": name, "files": [f.path for f in files] if files != None else None})
+    for target in ctx.attr.kernel_lists:
+        config.append({"name": str(target.label), "files": [f.path for f in target.files.to_list()], "custom": True})
+    return config
+
 def _executorch_program_impl(ctx):
     where = "executorch_program {}: ".format(ctx.label)
     for backend in ctx.attr.backends:
@@ -85,6 +116,12 @@ def _executorch_program_impl(ctx):
         if type(initialized_buffers) != "list" or [b for b in initialized_buffers if type(b) != "string" or not b]:
             fail(where + "initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"] ([] for none)")
         config["initialized_buffers"] = initialized_buffers
+    config["kernels"] = _kernels_config(ctx, where)
+    outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
+    kernel_files = [f for library in config["kernels"] for f in (library["files"] or [])]
+    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
+    kernel_inputs = [f for files in toolchain.kernel_lists.values() for f in files if f.path in kernel_files]
+    kernel_inputs += ctx.files.kernel_lists
     log = run_exporter(
         ctx,
         command = "lower",
@@ -94,10 +131,22 @@ def _executorch_program_impl(ctx):
             ", ".join(ctx.attr.backends) or "portable",
         ),
         config = config,
-        inputs = [m.pt2 for m in methods.values()],
+        inputs = [m.pt2 for m in methods.values()] + kernel_inputs,
         outputs = outputs,
     )
-    files = outputs.values()
+
+    # A separate action, so that only builds that ask for it lower again (exporter/etrecord.py).
+    etrecord = ctx.actions.declare_file(ctx.label.name + ".etrecord")
+    run_exporter(
+        ctx,
+        command = "etrecord",
+        mnemonic = "ExecuTorchETRecord",
+        progress_message = "Writing the ETRecord of {}".format(ctx.label),
+        config = dict(config, pte = pte.path),
+        inputs = [m.pt2 for m in methods.values()] + [pte],
+        outputs = {"etrecord": etrecord},
+    )
+    files = [f for role, f in outputs.items() if role != "selected_ops"]
     return [
         ExecuTorchProgramInfo(
             label = ctx.label,
@@ -107,11 +156,15 @@ def _executorch_program_impl(ctx):
             exported = exported,
             methods = methods,
             ptd = ptd,
+            selected_ops = outputs["selected_ops"],
+            etrecord = etrecord,
         ),
-        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
+        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
             logs = depset([log]),
             pte_summary = depset([outputs["summary"]] if ctx.attr.summary else []),
+            selected_ops = depset([outputs["selected_ops"]]),
+            etrecord = depset([etrecord]),
         ),
     ]
 
@@ -145,6 +198,15 @@ executorch_program_rule = rule(
                   "ExecuTorch's named data file, so that program and weights ship apart (the app " +
                   "loads both; see docs/programs.md).",
         ),
+        "kernels": attr.string_list(
+            default = ["portable"],
+            doc = "The built-in kernel libraries the app links (set by the macro from `kernels`): " +
+                  "\"portable\", \"optimized\", \"quantized\".",
+        ),
+        "kernel_lists": attr.label_list(
+            allow_files = [".yaml"],
+            doc = "Kernel list YAMLs of the app's own kernels (set by the macro from `kernels`).",
+        ),
         "summary": attr.bool(
             default = False,
             doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
@@ -155,7 +217,24 @@ executorch_program_rule = rule(
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
-def executorch_program(name, exported = None, methods = None, metadata = {}, initialized_buffers = None, **kwargs):
+def split_kernels(kernels):
+    """Splits executorch_program's `kernels` into built-in library names and YAML labels.
+
+    Args:
+      kernels: a string or a list of strings: library names and labels.
+
+    Returns:
+      (built-in library names, kernel list labels).
+    """
+    names, labels = [], []
+    for item in [kernels] if type(kernels) == "string" else kernels:
+        if item not in KERNEL_LIBRARIES and (":" in item or "/" in item or item.endswith(".yaml")):
+            labels.append(item)
+        else:
+            names.append(item)  # the rule checks the name, and says what to write instead
+    return names, labels
+
+def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = "portable", initialized_buffers = None, **kwargs):
     """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
 
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
@@ -175,8 +254,17 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ini
         model's initial state on any runtime; [] keeps none (ExecuTorch's default: the app's
         memory is the initial state). Methods of one program share their buffers
         (docs/stateful.md).
+      kernels: the kernel library the app links, which must hold a kernel for every operator
+        the program leaves outside its delegates, in every method (the build fails naming the
+        missing ones): "portable" (default), "optimized" or "quantized" (the lists the
+        installed ExecuTorch ships), the label of a kernel list YAML in ExecuTorch's
+        functions.yaml format (":my_ops.yaml"), or a list of these, e.g. ["portable",
+        ":my_ops.yaml"] (docs/deployment.md). Every program also writes
+        <name>.selected_operators.yaml (output group selected_ops) and, on request,
+        <name>.etrecord (output group etrecord).
       **kwargs: backends, weights, summary, and the common attributes (tags, visibility, ...).
     """
+    kernel_names, kernel_lists = split_kernels(kernels)
     programs = []  # a label_list takes each label once; two methods may lower one program
     for label in (methods or {}).values():
         if label not in programs:
@@ -190,5 +278,7 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ini
         method_index = [programs.index(label) for label in (methods or {}).values()],
         metadata_json = json.encode(metadata),
         initialized_buffers_json = json.encode(initialized_buffers),
+        kernels = kernel_names,
+        kernel_lists = kernel_lists,
         **kwargs
     )

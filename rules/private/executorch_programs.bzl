@@ -3,7 +3,7 @@
 load(":executorch_program.bzl", "executorch_program")
 load(":numerics_test.bzl", "numerics_test")
 
-_PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "methods", "metadata", "summary", "weights"]
+_PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "kernels", "methods", "metadata", "summary", "weights"]
 
 def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
     """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.

@@ -49,6 +49,7 @@ TYPE_HINTS = {
     ("calibration_data", "init_args"): "dict of the entry's keyword arguments (JSON values)",
     ("executorch_program", "exported"): "label or None",
     ("executorch_program", "methods"): "dict of method name to label, or None",
+    ("executorch_program", "kernels"): "string or list of strings and labels",
     ("executorch_program", "metadata"): "dict of string to int, bool or string",
     ("executorch_program", "initialized_buffers"): "list of strings, or None (every mutated buffer)",
     ("numerics_test", "steps"): "list of step(...)",
