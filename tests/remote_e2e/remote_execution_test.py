@@ -73,7 +73,9 @@ def _checkout(name):
 
 
 def _record_identity(workspace, image):
-    # docs/remote-execution.md, step 2: the image's identity is what the action keys name.
+    # docs/remote-execution.md: the image's identity is what the action keys name. Equal to the
+    # committed file unless the lock changed (then the identity case below fails, and says
+    # what to do), so that the other cases still test remote execution.
     workspace.write("toolchain/remote/image_identity.txt", image.identity)
 
 
@@ -164,6 +166,17 @@ def test_a_second_checkout_gets_every_result_from_the_remote_cache(executor, ima
         assert _counts(_exporter_spawns(result)) == _counts(_exporter_spawns(first))
         assert f"{len(result.spawns)} remote cache hit" in result.stderr
         assert second.digests(_products(result)) == first_digests
+
+
+# After the remote build: asked first, the image would not be made beside the local build.
+def test_the_committed_image_identity_names_the_image_made_from_the_lock(image):
+    committed = os.path.join(harness.snapshot(INCLUDE), "toolchain/remote/image_identity.txt")
+    with open(committed, encoding="utf-8") as f:
+        assert f.read() == image.identity, (
+            "toolchain/remote/image_identity.txt does not name the image made from "
+            f"toolchain/requirements.lock; record it: cp {image.identity_path} "
+            "toolchain/remote/image_identity.txt"
+        )
 
 
 def test_tests_run_locally_beside_remote_actions(ws, executor, remote_build):
