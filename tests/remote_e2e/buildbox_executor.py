@@ -109,6 +109,15 @@ def binaries():
     return paths
 
 
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the test process dies without stopping casd
+    (a Bazel test timeout), so that no executor outlives its test."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -165,6 +174,7 @@ class BuildboxExecutor:
                 stderr=subprocess.STDOUT,
                 # Its own process group, so kill() also takes down the runners it started.
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
                 env={"PATH": "/usr/bin:/bin", "HOME": self.prefix},
             )
         self._wait_until_listening()
