@@ -85,8 +85,13 @@ def ws(image_future):
         yield workspace
 
 
-def remote(executor):
-    return ["--config=rbe-local", f"--remote_executor={executor.url}"]
+@pytest.fixture(scope="module")
+def remote(executor, image):
+    """The flags of a remote build: .bazelrc's config, and this executor's port."""
+    flags = ["--config=rbe-local", f"--remote_executor={executor.url}"]
+    if image.root != image_venv.DEFAULT_ROOT:  # RULES_TORCH_EXPORT_IMAGE_ROOT moved it
+        flags.append(f"--//toolchain/remote:interpreter_path={image.interpreter}")
+    return flags
 
 
 def _exporter_spawns(result):
@@ -128,9 +133,9 @@ def local_build(ws):
 
 
 @pytest.fixture(scope="module")
-def remote_build(ws, image, executor, local_build):
+def remote_build(ws, image, remote, local_build):
     _record_identity(ws, image)
-    result = ws.build(*TARGETS, *remote(executor), "--noremote_accept_cached")
+    result = ws.build(*TARGETS, *remote, "--noremote_accept_cached")
     return result, ws.digests(_products(result))
 
 
@@ -156,11 +161,11 @@ def test_every_exporter_action_runs_remotely_and_gives_the_local_bytes(
     assert {p: _comparable(ws, p) for p in products} == local_digests
 
 
-def test_a_second_checkout_gets_every_result_from_the_remote_cache(executor, image, remote_build):
+def test_a_second_checkout_gets_every_result_from_the_remote_cache(remote, image, remote_build):
     first, first_digests = remote_build
     with _checkout("second") as second:
         _record_identity(second, image)
-        result = second.build(*TARGETS, *remote(executor))
+        result = second.build(*TARGETS, *remote)
         assert result.spawns, "nothing was built"
         assert [s for s in result.spawns if not s.get("remoteCacheHit")] == []
         assert _counts(_exporter_spawns(result)) == _counts(_exporter_spawns(first))
@@ -179,8 +184,8 @@ def test_the_committed_image_identity_names_the_image_made_from_the_lock(image):
         )
 
 
-def test_tests_run_locally_beside_remote_actions(ws, executor, remote_build):
-    result = ws.bazel("test", "//zoo:mlp_pte_test", *remote(executor))
+def test_tests_run_locally_beside_remote_actions(ws, remote, remote_build):
+    result = ws.bazel("test", "//zoo:mlp_pte_test", *remote)
     assert result.code == 0, result.stderr[-4000:]
     assert result.tests_run() == ["zoo/mlp_pte_test"]
     assert {s["runner"] for s in result.spawns_by_mnemonic("TestRunner")} == {"linux-sandbox"}
@@ -241,14 +246,14 @@ def _error_lines(stderr, prefix):
 
 
 def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
-    ws, executor, remote_build, listener
+    ws, remote, remote_build, listener
 ):
     port = listener.getsockname()[1]
     ws.write("zoo_net/BUILD", _FETCH_BUILD.replace("{port}", str(port)))
     ws.write("zoo_net/__init__.py", "")
     ws.write("zoo_net/fetch.py", _FETCH.format(port=port))
     local = ws.bazel("build", "//zoo_net:fetch_ep")
-    result = ws.bazel("build", "//zoo_net:fetch_ep", *remote(executor))
+    result = ws.bazel("build", "//zoo_net:fetch_ep", *remote)
     assert local.code != 0 and result.code != 0
     assert [s["runner"] for s in result.spawns_by_mnemonic("TorchExport")] == ["remote"]
     (error,) = _error_lines(result.stderr, "ERROR: //zoo_net:fetch_ep:")
@@ -256,7 +261,7 @@ def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
     assert "calling 'zoo_net.fetch:Fetch' raised" in error
     assert "Traceback" not in result.stderr
     # An action that does not block the network itself: the executor's sandbox does.
-    dial = ws.bazel("build", "//zoo_net:dial", *remote(executor))
+    dial = ws.bazel("build", "//zoo_net:dial", *remote)
     assert dial.code != 0
     # The action's own loopback is up, and nothing listens there.
     assert f"/dev/tcp/127.0.0.1/{port}: Connection refused" in dial.stderr, dial.stderr[-4000:]
@@ -269,13 +274,13 @@ def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
     assert _connected(listener)
 
 
-def _build_and_kill_executor(ws, executor, *flags):
+def _build_and_kill_executor(ws, executor, remote, *flags):
     """Starts a clean remote build of KILL_TARGET, SIGKILLs the executor while it runs an
     action, and returns (exit code, stderr, spawns of the execution log)."""
     ws.bazel("clean").check()
     log_path = os.path.join(harness.scratch_dir(), f"kill-{len(flags)}.json")
     build = ws.popen(
-        "build", KILL_TARGET, *remote(executor), "--noremote_accept_cached",
+        "build", KILL_TARGET, *remote, "--noremote_accept_cached",
         f"--execution_log_json_file={log_path}", *flags,
     )
     started = time.monotonic()
@@ -294,10 +299,12 @@ def _build_and_kill_executor(ws, executor, *flags):
     return build.returncode, stderr, spawns
 
 
-def test_a_killed_executor_fails_the_build_and_a_restart_recovers(ws, executor, remote_build):
+def test_a_killed_executor_fails_the_build_and_a_restart_recovers(
+    ws, executor, remote, remote_build
+):
     _, digests = remote_build
     try:
-        code, stderr, _ = _build_and_kill_executor(ws, executor)
+        code, stderr, _ = _build_and_kill_executor(ws, executor, remote)
     finally:
         executor.start()  # same port, same cache folder
     assert code == REMOTE_ERROR_EXIT, stderr[-4000:]
@@ -305,17 +312,19 @@ def test_a_killed_executor_fails_the_build_and_a_restart_recovers(ws, executor, 
     # Bazel names the action, and gRPC's status for a server that went away.
     assert "Exporting //zoo:mlp_ep" in error and "UNAVAILABLE" in error, error
     assert not os.path.exists(os.path.join(ws.path, "bazel-bin/zoo/mlp_ep.pt2"))
-    result = ws.build(KILL_TARGET, *remote(executor), "--noremote_accept_cached")
+    result = ws.build(KILL_TARGET, *remote, "--noremote_accept_cached")
     assert {s["runner"] for s in _exporter_spawns(result)} == {"remote"}
     assert ws.digests(KILL_OUTPUTS) == {p: digests[p] for p in KILL_OUTPUTS}
 
 
 def test_a_killed_executor_with_local_fallback_finishes_the_build_locally(
-    ws, executor, remote_build
+    ws, executor, remote, remote_build
 ):
     _, digests = remote_build
     try:
-        code, stderr, spawns = _build_and_kill_executor(ws, executor, "--remote_local_fallback")
+        code, stderr, spawns = _build_and_kill_executor(
+            ws, executor, remote, "--remote_local_fallback"
+        )
     finally:
         executor.start()
     assert code == 0, stderr[-4000:]
