@@ -32,7 +32,7 @@ ZOO_TARGETS = TARGETS == ["//zoo:all"]
 
 # Every action that runs the exporter, and so the image's Python when remote.
 EXPORTER_MNEMONICS = ("TorchExport", "CalibrationData", "TorchQuantize", "ExecuTorchLower",
-                      "ModelBundle")
+                      "ModelBundle", "BundledProgram")
 MANIFEST_SUFFIXES = (".pt2.json", ".pte.json", ".calib.json")
 
 INCLUDE = harness.DEFAULT_INCLUDE + ("models", "tests/remote_e2e")
