@@ -9,9 +9,9 @@ One executor, one image venv and two Bazel output bases serve every case:
 - the executor is killed mid-build: the build fails with Bazel's remote error, or with
   --remote_local_fallback finishes locally; after a restart the next build succeeds.
 
-The targets default to the e2e zoo (tests/e2e/zoo: every exporter mnemonic in 11 small
-actions). `//models/...` took 15 minutes remotely on a loaded 2-core machine, too long for CI;
-run it with --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
+The targets default to the e2e zoo (tests/e2e/zoo: every exporter mnemonic in a dozen small
+actions). `//models/...` took 5 to 15 minutes remotely on a shared 2-core machine (and its local
+reference build 3 to 9), too long for CI; run it with --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
 """
 
 import concurrent.futures
