@@ -49,7 +49,7 @@ def _is_user_file(path):
 
 def _relative(path):
     """A path relative to the action's working directory (the execroot), so it reads stably."""
-    cwd = os.getcwd() + os.sep
+    cwd = os.path.join(os.getcwd(), "")  # "/", not "//", where an executor runs it at the root
     return path[len(cwd):] if path.startswith(cwd) else path
 
 

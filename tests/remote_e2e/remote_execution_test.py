@@ -1,0 +1,334 @@
+"""Remote execution on a real REAPI executor (buildbox-casd + buildbox-run), end to end.
+
+One executor, one image venv and two Bazel output bases serve every case:
+- "first" builds the zoo locally (persistent worker), then with --config=rbe-local and
+  --noremote_accept_cached: every exporter spawn ran remotely, and gave the local bytes;
+- "second", a checkout at another path, gets every result from the executor's cache;
+- a test runs locally beside remote actions; a model that dials out fails remotely as it does
+  locally, and the executor's sandbox blocks the network of any action;
+- the executor is killed mid-build: the build fails with Bazel's remote error, or with
+  --remote_local_fallback finishes locally; after a restart the next build succeeds.
+
+The targets default to the e2e zoo (tests/e2e/zoo: every exporter mnemonic in a dozen small
+actions). `//models/...` took 5 to 15 minutes remotely on a shared 2-core machine (and its local
+reference build 3 to 9), too long for CI; run it with --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
+"""
+
+import concurrent.futures
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.e2e import harness, zoo_workspace
+from tests.remote_e2e import buildbox_executor, image_venv
+
+TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", "//zoo:all").split()
+ZOO_TARGETS = TARGETS == ["//zoo:all"]
+
+# Every action that runs the exporter, and so the image's Python when remote.
+EXPORTER_MNEMONICS = ("TorchExport", "CalibrationData", "TorchQuantize", "ExecuTorchLower",
+                      "ModelBundle", "BundledProgram")
+MANIFEST_SUFFIXES = (".pt2.json", ".pte.json", ".calib.json")
+
+INCLUDE = harness.DEFAULT_INCLUDE + ("models", "tests/remote_e2e")
+
+# The action the executor is killed in: one small export.
+KILL_TARGET = "//zoo:mlp_ep"
+KILL_OUTPUTS = [
+    "bazel-out/k8-fastbuild/bin/zoo/mlp_ep.pt2",
+    "bazel-out/k8-fastbuild/bin/zoo/mlp_ep.pt2.json",
+]
+
+# Bazel's exit code for a remote execution or cache failure.
+REMOTE_ERROR_EXIT = 34
+
+
+@pytest.fixture(scope="module")
+def image_future():
+    """The image venv, made (or found) beside the local build: pip takes a minute or two."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(image_venv.ensure)
+
+
+@pytest.fixture(scope="module")
+def image(image_future):
+    return image_future.result()
+
+
+@pytest.fixture(scope="module")
+def executor(image):
+    with buildbox_executor.BuildboxExecutor(harness.scratch_dir(), mounts=image.mounts) as ex:
+        yield ex
+
+
+def _checkout(name):
+    workspace = harness.Workspace.create(name, include=INCLUDE)
+    zoo_workspace.install(workspace)
+    return workspace
+
+
+def _record_identity(workspace, image):
+    # docs/remote-execution.md: the image's identity is what the action keys name. Equal to the
+    # committed file unless the lock changed (then the identity case below fails, and says
+    # what to do), so that the other cases still test remote execution.
+    workspace.write("toolchain/remote/image_identity.txt", image.identity)
+
+
+@pytest.fixture(scope="module")
+def ws(image_future):
+    with _checkout("first") as workspace:
+        yield workspace
+
+
+@pytest.fixture(scope="module")
+def remote(executor, image):
+    """The flags of a remote build: .bazelrc's config, and this executor's port."""
+    flags = ["--config=rbe-local", f"--remote_executor={executor.url}"]
+    if image.root != image_venv.DEFAULT_ROOT:  # RULES_TORCH_EXPORT_IMAGE_ROOT moved it
+        flags.append(f"--//toolchain/remote:interpreter_path={image.interpreter}")
+    return flags
+
+
+def _exporter_spawns(result):
+    return [s for s in result.spawns if s.get("mnemonic") in EXPORTER_MNEMONICS]
+
+
+def _products(result):
+    """The exporter spawns' outputs but their logs (torch's console, with PIDs and times)."""
+    return [p for p in result.outputs_of(_exporter_spawns(result)) if not p.endswith(".log")]
+
+
+def _counts(spawns):
+    counts = {}
+    for spawn in spawns:
+        counts[spawn["mnemonic"]] = counts.get(spawn["mnemonic"], 0) + 1
+    return counts
+
+
+def _comparable(workspace, path):
+    """A file's sha256; for a manifest, its JSON minus inputs.settings.
+
+    The settings digest covers the action's config, which names the toolchain's identity
+    file by path: external/torch_export_venv/identity.txt locally,
+    toolchain/remote/image_identity.txt remotely. Their contents are equal (the manifests'
+    toolchain_identity says so), so that one field differs between a local and a remote build.
+    """
+    if not path.endswith(MANIFEST_SUFFIXES):
+        return workspace.sha256(path)
+    manifest = json.loads(workspace.read(path))
+    manifest["inputs"].pop("settings")
+    return manifest
+
+
+@pytest.fixture(scope="module")
+def local_build(ws):
+    result = ws.build(*TARGETS)
+    products = _products(result)
+    return result, {p: _comparable(ws, p) for p in products}
+
+
+@pytest.fixture(scope="module")
+def remote_build(ws, image, remote, local_build):
+    _record_identity(ws, image)
+    result = ws.build(*TARGETS, *remote, "--noremote_accept_cached")
+    return result, ws.digests(_products(result))
+
+
+def test_every_exporter_action_runs_remotely_and_gives_the_local_bytes(
+    ws, local_build, remote_build
+):
+    local, local_digests = local_build
+    result, _ = remote_build
+    spawns = _exporter_spawns(result)
+    assert {s["runner"] for s in spawns} == {"remote"}
+    assert not [s for s in spawns if s.get("remoteCacheHit")]
+    assert _counts(spawns) == _counts(_exporter_spawns(local))
+    if ZOO_TARGETS:
+        assert _counts(spawns) == dict(zoo_workspace.ACTIONS, ModelBundle=1)
+    for spawn in spawns:  # it ran where the image is, and the image was what it ran
+        properties = {p["name"]: p["value"] for p in spawn["platform"]["properties"]}
+        assert properties["OSFamily"] == "linux"
+        assert spawn["commandArgs"][0].endswith("toolchain/remote/python.sh")
+    assert f"{len(spawns)} remote" in result.stderr
+    products = _products(result)
+    assert sorted(products) == sorted(local_digests)
+    assert any(p.endswith(".pte") for p in products)
+    assert {p: _comparable(ws, p) for p in products} == local_digests
+
+
+def test_a_second_checkout_gets_every_result_from_the_remote_cache(remote, image, remote_build):
+    first, first_digests = remote_build
+    with _checkout("second") as second:
+        _record_identity(second, image)
+        result = second.build(*TARGETS, *remote)
+        assert result.spawns, "nothing was built"
+        assert [s for s in result.spawns if not s.get("remoteCacheHit")] == []
+        assert _counts(_exporter_spawns(result)) == _counts(_exporter_spawns(first))
+        assert f"{len(result.spawns)} remote cache hit" in result.stderr
+        assert second.digests(_products(result)) == first_digests
+
+
+# After the remote build: asked first, the image would not be made beside the local build.
+def test_the_committed_image_identity_names_the_image_made_from_the_lock(image):
+    committed = os.path.join(harness.snapshot(INCLUDE), "toolchain/remote/image_identity.txt")
+    with open(committed, encoding="utf-8") as f:
+        assert f.read() == image.identity, (
+            "toolchain/remote/image_identity.txt does not name the image made from "
+            f"toolchain/requirements.lock; record it: cp {image.identity_path} "
+            "toolchain/remote/image_identity.txt"
+        )
+
+
+def test_tests_run_locally_beside_remote_actions(ws, remote, remote_build):
+    result = ws.bazel("test", "//zoo:mlp_pte_test", *remote)
+    assert result.code == 0, result.stderr[-4000:]
+    assert result.tests_run() == ["zoo/mlp_pte_test"]
+    assert {s["runner"] for s in result.spawns_by_mnemonic("TestRunner")} == {"linux-sandbox"}
+
+
+_FETCH_BUILD = """
+load("//rules:defs.bzl", "dim", "shape_spec", "tensor", "torch_export", "torch_model")
+
+torch_model(name = "fetch", srcs = ["__init__.py", "fetch.py"], entry = "zoo_net.fetch:Fetch")
+
+shape_spec(name = "vec", inputs = {"x": tensor(["batch", 8])}, dims = {"batch": dim(max = 4)})
+
+torch_export(name = "fetch_ep", model = ":fetch", shapes = ":vec")
+
+# No exporter here: only the executor's sandbox stands between this action and the network.
+genrule(name = "dial", outs = ["dial.txt"], cmd = "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected > $@")
+"""
+
+_FETCH = '''"""A model that fetches its weights over the network while it is built."""
+
+import socket
+
+import torch
+
+
+class Fetch(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        with socket.create_connection(("127.0.0.1", {port}), timeout=10) as conn:
+            conn.sendall(b"GET /weights\\n")
+        self.layer = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.layer(x)
+'''
+
+
+@pytest.fixture
+def listener():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.setblocking(False)
+        yield server
+
+
+def _connected(server):
+    try:
+        conn, _ = server.accept()
+    except BlockingIOError:
+        return False
+    conn.close()
+    return True
+
+
+def _error_lines(stderr, prefix):
+    return [line for line in stderr.splitlines() if line.startswith(prefix)]
+
+
+def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
+    ws, remote, remote_build, listener
+):
+    port = listener.getsockname()[1]
+    ws.write("zoo_net/BUILD", _FETCH_BUILD.replace("{port}", str(port)))
+    ws.write("zoo_net/__init__.py", "")
+    ws.write("zoo_net/fetch.py", _FETCH.format(port=port))
+    local = ws.bazel("build", "//zoo_net:fetch_ep")
+    result = ws.bazel("build", "//zoo_net:fetch_ep", *remote)
+    assert local.code != 0 and result.code != 0
+    assert [s["runner"] for s in result.spawns_by_mnemonic("TorchExport")] == ["remote"]
+    (error,) = _error_lines(result.stderr, "ERROR: //zoo_net:fetch_ep:")
+    assert _error_lines(local.stderr, "ERROR: //zoo_net:fetch_ep:") == [error]
+    assert "calling 'zoo_net.fetch:Fetch' raised" in error
+    assert "Traceback" not in result.stderr
+    # An action that does not block the network itself: the executor's sandbox does.
+    dial = ws.bazel("build", "//zoo_net:dial", *remote)
+    assert dial.code != 0
+    # The action's own loopback is up, and nothing listens there.
+    assert f"/dev/tcp/127.0.0.1/{port}: Connection refused" in dial.stderr, dial.stderr[-4000:]
+    assert [s["runner"] for s in dial.spawns_by_mnemonic("Genrule")] == ["remote"]
+    assert not _connected(listener)
+    # The control: outside Bazel, the same model code reaches the listener.
+    subprocess.run(
+        [sys.executable, "-c", "from zoo_net.fetch import Fetch; Fetch()"], cwd=ws.path, check=True
+    )
+    assert _connected(listener)
+
+
+def _build_and_kill_executor(ws, executor, remote, *flags):
+    """Starts a clean remote build of KILL_TARGET, SIGKILLs the executor while it runs an
+    action, and returns (exit code, stderr, spawns of the execution log)."""
+    ws.bazel("clean").check()
+    log_path = os.path.join(harness.scratch_dir(), f"kill-{len(flags)}.json")
+    build = ws.popen(
+        "build", KILL_TARGET, *remote, "--noremote_accept_cached",
+        f"--execution_log_json_file={log_path}", *flags,
+    )
+    started = time.monotonic()
+    deadline = started + 300
+    while executor.running_actions() == 0:
+        assert build.poll() is None, "the build ended before any remote action ran"
+        assert time.monotonic() < deadline, "no remote action started"
+        time.sleep(0.05)
+    killed_after = time.monotonic() - started
+    executor.kill()
+    _, stderr = build.communicate(timeout=harness.BAZEL_TIMEOUT)
+    print(f"{KILL_TARGET} {' '.join(flags)}: executor killed after {killed_after:.1f} s, "
+          f"exit {build.returncode} after {time.monotonic() - started:.1f} s", file=sys.stderr)
+    with open(log_path, encoding="utf-8") as f:
+        spawns = harness.parse_execution_log(f.read())
+    return build.returncode, stderr, spawns
+
+
+def test_a_killed_executor_fails_the_build_and_a_restart_recovers(
+    ws, executor, remote, remote_build
+):
+    _, digests = remote_build
+    try:
+        code, stderr, _ = _build_and_kill_executor(ws, executor, remote)
+    finally:
+        executor.start()  # same port, same cache folder
+    assert code == REMOTE_ERROR_EXIT, stderr[-4000:]
+    (error,) = _error_lines(stderr, "ERROR: ")
+    # Bazel names the action, and gRPC's status for a server that went away.
+    assert "Exporting //zoo:mlp_ep" in error and "UNAVAILABLE" in error, error
+    assert not os.path.exists(os.path.join(ws.path, "bazel-bin/zoo/mlp_ep.pt2"))
+    result = ws.build(KILL_TARGET, *remote, "--noremote_accept_cached")
+    assert {s["runner"] for s in _exporter_spawns(result)} == {"remote"}
+    assert ws.digests(KILL_OUTPUTS) == {p: digests[p] for p in KILL_OUTPUTS}
+
+
+def test_a_killed_executor_with_local_fallback_finishes_the_build_locally(
+    ws, executor, remote, remote_build
+):
+    _, digests = remote_build
+    try:
+        code, stderr, spawns = _build_and_kill_executor(
+            ws, executor, remote, "--remote_local_fallback"
+        )
+    finally:
+        executor.start()
+    assert code == 0, stderr[-4000:]
+    exporter = [s for s in spawns if s.get("mnemonic") in EXPORTER_MNEMONICS]
+    assert [(s["mnemonic"], s["runner"]) for s in exporter] == [("TorchExport", "local")]
+    # The image's interpreter sits at the same path here, so the local run gives the same bytes.
+    assert ws.digests(KILL_OUTPUTS) == {p: digests[p] for p in KILL_OUTPUTS}
