@@ -10,13 +10,12 @@
 """
 
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from tests.e2e import harness, zoo_workspace
+from tests.e2e import harness, network_probe, zoo_workspace
 
 MLP = [
     "bazel-bin/zoo/mlp_ep.pt2",
@@ -25,35 +24,6 @@ MLP = [
     "bazel-bin/zoo/mlp_pte.pte.json",
 ]
 VENV_LINK = "external/torch_export_venv/venv"
-
-_FETCH_BUILD = """
-load("//rules:defs.bzl", "dim", "shape_spec", "tensor", "torch_export", "torch_model")
-
-torch_model(name = "fetch", srcs = ["__init__.py", "fetch.py"], entry = "zoo_net.fetch:Fetch")
-
-shape_spec(name = "vec", inputs = {"x": tensor(["batch", 8])}, dims = {"batch": dim(max = 4)})
-
-torch_export(name = "fetch_ep", model = ":fetch", shapes = ":vec")
-"""
-
-_FETCH = '''"""A model that fetches its weights over the network while it is built."""
-
-import socket
-
-import torch
-
-
-class Fetch(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        with socket.create_connection(("127.0.0.1", {port}), timeout=10) as conn:
-            conn.sendall(b"GET /weights\\n")
-        self.layer = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        return self.layer(x)
-'''
-
 
 @pytest.fixture(scope="module")
 def ws():
@@ -113,29 +83,15 @@ def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(
 
 @pytest.fixture
 def listener():
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(1)
-        server.setblocking(False)
+    with network_probe.listener() as server:
         yield server
 
 
-def _connected(server):
-    try:
-        conn, _ = server.accept()
-    except BlockingIOError:
-        return False
-    conn.close()
-    return True
-
-
 def test_a_model_cannot_reach_the_network_in_the_sandbox(ws, listener):
-    ws.write("zoo_net/BUILD", _FETCH_BUILD)
-    ws.write("zoo_net/__init__.py", "")
-    ws.write("zoo_net/fetch.py", _FETCH.format(port=listener.getsockname()[1]))
+    network_probe.install(ws, listener.getsockname()[1])
     result = ws.bazel("build", "//zoo_net:fetch_ep", "--spawn_strategy=sandboxed")
     assert result.code != 0
-    assert not _connected(listener)
+    assert not network_probe.connected(listener)
     lines = result.stderr.splitlines()
     errors = [line for line in lines if line.startswith("ERROR: //zoo_net:fetch_ep:")]
     assert len(errors) == 1, result.stderr[-4000:]
@@ -147,7 +103,7 @@ def test_a_model_cannot_reach_the_network_in_the_sandbox(ws, listener):
     subprocess.run(
         [sys.executable, "-c", "from zoo_net.fetch import Fetch; Fetch()"], cwd=ws.path, check=True
     )
-    assert _connected(listener)
+    assert network_probe.connected(listener)
 
 
 def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, built):

@@ -17,14 +17,13 @@ reference build 3 to 9), too long for CI; run it with --test_env=RULES_TORCH_EXP
 import concurrent.futures
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.e2e import harness, zoo_workspace
+from tests.e2e import harness, network_probe, zoo_workspace
 from tests.remote_e2e import buildbox_executor, image_venv
 
 TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", "//zoo:all").split()
@@ -191,54 +190,16 @@ def test_tests_run_locally_beside_remote_actions(ws, remote, remote_build):
     assert {s["runner"] for s in result.spawns_by_mnemonic("TestRunner")} == {"linux-sandbox"}
 
 
-_FETCH_BUILD = """
-load("//rules:defs.bzl", "dim", "shape_spec", "tensor", "torch_export", "torch_model")
-
-torch_model(name = "fetch", srcs = ["__init__.py", "fetch.py"], entry = "zoo_net.fetch:Fetch")
-
-shape_spec(name = "vec", inputs = {"x": tensor(["batch", 8])}, dims = {"batch": dim(max = 4)})
-
-torch_export(name = "fetch_ep", model = ":fetch", shapes = ":vec")
-
 # No exporter here: only the executor's sandbox stands between this action and the network.
+_DIAL = """
 genrule(name = "dial", outs = ["dial.txt"], cmd = "exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected > $@")
 """
-
-_FETCH = '''"""A model that fetches its weights over the network while it is built."""
-
-import socket
-
-import torch
-
-
-class Fetch(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        with socket.create_connection(("127.0.0.1", {port}), timeout=10) as conn:
-            conn.sendall(b"GET /weights\\n")
-        self.layer = torch.nn.Linear(8, 8)
-
-    def forward(self, x):
-        return self.layer(x)
-'''
 
 
 @pytest.fixture
 def listener():
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen(1)
-        server.setblocking(False)
+    with network_probe.listener() as server:
         yield server
-
-
-def _connected(server):
-    try:
-        conn, _ = server.accept()
-    except BlockingIOError:
-        return False
-    conn.close()
-    return True
 
 
 def _error_lines(stderr, prefix):
@@ -249,9 +210,7 @@ def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
     ws, remote, remote_build, listener
 ):
     port = listener.getsockname()[1]
-    ws.write("zoo_net/BUILD", _FETCH_BUILD.replace("{port}", str(port)))
-    ws.write("zoo_net/__init__.py", "")
-    ws.write("zoo_net/fetch.py", _FETCH.format(port=port))
+    network_probe.install(ws, port, _DIAL.replace("{port}", str(port)))
     local = ws.bazel("build", "//zoo_net:fetch_ep")
     result = ws.bazel("build", "//zoo_net:fetch_ep", *remote)
     assert local.code != 0 and result.code != 0
@@ -266,12 +225,12 @@ def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
     # The action's own loopback is up, and nothing listens there.
     assert f"/dev/tcp/127.0.0.1/{port}: Connection refused" in dial.stderr, dial.stderr[-4000:]
     assert [s["runner"] for s in dial.spawns_by_mnemonic("Genrule")] == ["remote"]
-    assert not _connected(listener)
+    assert not network_probe.connected(listener)
     # The control: outside Bazel, the same model code reaches the listener.
     subprocess.run(
         [sys.executable, "-c", "from zoo_net.fetch import Fetch; Fetch()"], cwd=ws.path, check=True
     )
-    assert _connected(listener)
+    assert network_probe.connected(listener)
 
 
 def _build_and_kill_executor(ws, executor, remote, *flags):
