@@ -1,7 +1,7 @@
 """bundled_program_test: runs a .bpte's test cases in the ExecuTorch runtime, as a device farm does."""
 
 load(":bundled_program.bzl", "BundledProgramInfo")
-load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":py_entry.bzl", "exporter_py", "macro_label")
 
 def _is_number(text):
     """True for "0.001", "1e-3", "5": a non-negative decimal, optionally with an exponent."""
@@ -67,8 +67,7 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
       atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    repo = native.repository_name()
-    label = "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+    label = macro_label(name)
     _bundled_check_config(
         name = name + ".config",
         bundle = bundle,
@@ -78,17 +77,12 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
         tags = kwargs.get("tags"),
         visibility = ["//visibility:private"],
     )
-    main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.bundled_check", out = main, visibility = ["//visibility:private"])
     config = ":{}.config".format(name)
-    native.py_test(
+    exporter_py(
+        native.py_test,
         name = name,
-        srcs = [main],
-        main = main,
-        deps = [EXPORTER_LIB],
+        module = "exporter.bundled_check",
         data = [config],
         args = ["$(rootpath {})".format(config)],
-        python_version = "PY3",
-        srcs_version = "PY3",
         **kwargs
     )

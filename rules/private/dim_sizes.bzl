@@ -1,4 +1,4 @@
-"""Checks the {dim: size} dicts that name test shapes (bundled_program's inputs)."""
+"""Checks the {dim: size} dicts that name test shapes (numerics_test, bundled_program)."""
 
 def full_sizes(where, sizes, spec):
     """Checks one {dim name: size} dict against a shape spec; returns every dim's size.

@@ -5,7 +5,7 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":py_entry.bzl", "exporter_py", "macro_label")
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -42,10 +42,6 @@ _snapshot_config = rule(
     },
 )
 
-def _label(name):
-    repo = native.repository_name()
-    return "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
-
 def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs):
     """Tests that the canonical text of `exported` (a .pt2) or `program` (a .pte) equals `golden`.
 
@@ -60,7 +56,7 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     if (exported == None) == (program == None):
-        fail("graph_snapshot_test {}: set exactly one of exported = \":<torch_export>\" or program = \":<executorch_program>\"".format(_label(name)))
+        fail("graph_snapshot_test {}: set exactly one of exported = \":<torch_export>\" or program = \":<executorch_program>\"".format(macro_label(name)))
     update = name + ".update"
     package = native.package_name()
     _snapshot_config(
@@ -68,27 +64,27 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
         exported = exported,
         program = program,
         golden_path = package + "/" + golden if package else golden,
-        test_label = _label(name),
-        update_target = _label(update),
+        test_label = macro_label(name),
+        update_target = macro_label(update),
         visibility = ["//visibility:private"],
     )
-    main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.golden", out = main, visibility = ["//visibility:private"])
     config = ":{}.config".format(name)
-    common = dict(srcs = [main], main = main, deps = [EXPORTER_LIB], python_version = "PY3", srcs_version = "PY3")
 
     # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
-    native.py_test(
+    exporter_py(
+        native.py_test,
         name = name,
+        module = "exporter.golden",
         data = [config] + native.glob([golden]),
         args = ["$(rootpath {})".format(config)],
-        **dict(common, **kwargs)
+        **kwargs
     )
-    native.py_binary(
+    exporter_py(
+        native.py_binary,
         name = update,
+        module = "exporter.golden",
         data = [config],
         args = ["--update", "$(rootpath {})".format(config)],
-        **common
     )
     native.alias(name = name + "_update", actual = ":" + update)
 
@@ -137,23 +133,18 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
       **kwargs: passed to the py_binary.
     """
     if not tests and not updates:
-        fail("graph_snapshot_updates {}: name the goldens to update: tests = [\":<graph_snapshot_test>\"] or updates = [\"//pkg:update_goldens\"]".format(_label(name)))
+        fail("graph_snapshot_updates {}: name the goldens to update: tests = [\":<graph_snapshot_test>\"] or updates = [\"//pkg:update_goldens\"]".format(macro_label(name)))
     goldens = name + ".goldens"
     _golden_list(
         name = goldens,
         goldens = [_with_suffix(t, ".config") for t in tests] + [_with_suffix(u, ".goldens") for u in updates],
         visibility = ["//visibility:public"],
     )
-    main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.golden", out = main, visibility = ["//visibility:private"])
-    native.py_binary(
+    exporter_py(
+        native.py_binary,
         name = name,
-        srcs = [main],
-        main = main,
-        deps = [EXPORTER_LIB],
+        module = "exporter.golden",
         data = [":" + goldens],
         args = ["--update", "--list", "$(rootpath :{})".format(goldens)],
-        python_version = "PY3",
-        srcs_version = "PY3",
         **kwargs
     )

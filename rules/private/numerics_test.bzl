@@ -1,7 +1,8 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
-load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":dim_sizes.bzl", "full_sizes")
+load(":py_entry.bzl", "exporter_py", "macro_label")
 
 def _runfiles_root(f):
     """The folder, relative to the test's working directory, that `f` imports from."""
@@ -25,36 +26,11 @@ def _threshold(ctx, which):
         fail("numerics_test {}: min_top1_agreement = {} must be a fraction in [0, 1], e.g. 0.9".format(ctx.attr.test_label, value))
     return float(value)
 
-def _check_sizes(ctx, where, sizes, spec):
-    """sizes: {dim name: int} within the dims of spec (a ShapeSpecInfo); where: "inputs[0]"."""
-    dims = spec.spec["dims"]
-    if type(sizes) != "dict":
-        fail("numerics_test {}: {} must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, where))
-    for name, size in sizes.items():
-        if name not in dims:
-            fail("numerics_test {}: {} names dim {}, which shape_spec {} does not declare; use one of {}".format(
-                ctx.attr.test_label,
-                where,
-                repr(name),
-                spec.label,
-                sorted(dims.keys()),
-            ))
-        lo, hi = dims[name].get("min"), dims[name].get("max")
-        if type(size) != "int" or (lo != None and size < lo) or (hi != None and size > hi):
-            fail("numerics_test {}: {}[{}] = {} is outside the dim's range [{}, {}]; pick a size inside it".format(
-                ctx.attr.test_label,
-                where,
-                repr(name),
-                repr(size),
-                lo,
-                hi,
-            ))
-
 def _check_inputs(ctx, listed, spec):
     for i, sizes in enumerate(listed):
         if type(sizes) != "dict" or not sizes:
             fail("numerics_test {}: inputs[{}] must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, i))
-        _check_sizes(ctx, "inputs[{}]".format(i), sizes, spec)
+        full_sizes("numerics_test {}: inputs[{}]".format(ctx.attr.test_label, i), sizes, spec)
 
 def _check_steps(ctx, program, steps):
     """The steps of a stateful test: methods of the program, sizes in range, known inputs."""
@@ -74,7 +50,7 @@ def _check_steps(ctx, program, steps):
                 sorted(program.methods.keys()),
             ))
         spec = program.methods[method].spec
-        _check_sizes(ctx, "steps[{}].dims".format(i), step["dims"], spec)
+        full_sizes(where + "steps[{}].dims".format(i), step["dims"], spec)
         names = [entry["name"] for entry in spec.spec["inputs"]]
         for name, value in step["values"].items():
             if name not in names:
@@ -239,8 +215,7 @@ def numerics_test(
         [step(method = "decode", values = {"pos": i}) for i in range(8)].
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    repo = native.repository_name()
-    label = "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
+    label = macro_label(name)
     named = reference not in ("eager", "exported")
     _numerics_config(
         name = name + ".config",
@@ -259,18 +234,12 @@ def numerics_test(
         tags = kwargs.get("tags", []),  # a manual test's config is not built by //... either
         visibility = ["//visibility:private"],
     )
-    main = name + "_main.py"
-    runner = "exporter.stateful" if steps else "exporter.numerics"
-    py_entry(name = name + "_main", module = runner, out = main, visibility = ["//visibility:private"])
     config = ":{}.config".format(name)
-    native.py_test(
+    exporter_py(
+        native.py_test,
         name = name,
-        srcs = [main],
-        main = main,
-        deps = [EXPORTER_LIB],
+        module = "exporter.stateful" if steps else "exporter.numerics",
         data = [config],
         args = ["$(rootpath {})".format(config)],
-        python_version = "PY3",
-        srcs_version = "PY3",
         **kwargs
     )

@@ -1,7 +1,7 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":py_entry.bzl", "exporter_py", "macro_label")
 load(":sizes.bzl", "parse_percent", "parse_size")
 
 def _size(where, attr, value):
@@ -91,10 +91,6 @@ _budget_config = rule(
     },
 )
 
-def _label(name):
-    repo = native.repository_name()
-    return "{}//{}:{}".format("" if repo == "@" else repo, native.package_name(), name)
-
 def program_budget_test(
         name,
         program,
@@ -143,35 +139,29 @@ def program_budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
         golden_path = (package + "/" + golden if package else golden) if golden else "",
-        test_label = _label(name),
-        update_target = _label(update),
+        test_label = macro_label(name),
+        update_target = macro_label(update),
         tags = kwargs.get("tags"),  # "manual" keeps a deliberately bad test out of //...
         visibility = ["//visibility:private"],
     )
     config = ":{}.config".format(name)
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
-    main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.budget", out = main, visibility = ["//visibility:private"])
-    common = dict(deps = [EXPORTER_LIB], python_version = "PY3", srcs_version = "PY3")
-    native.py_test(
+    exporter_py(
+        native.py_test,
         name = name,
-        srcs = [main],
-        main = main,
+        module = "exporter.budget",
         # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
         data = [config] + (native.glob([golden]) if golden else []),
         args = ["$(rootpath {})".format(config)],
-        **dict(common, **kwargs)
+        **kwargs
     )
     if golden:
-        update_main = name + "_update_main.py"
-        py_entry(name = name + "_update_main", module = "exporter.golden", out = update_main, visibility = ["//visibility:private"])
-        native.py_binary(
+        exporter_py(
+            native.py_binary,
             name = update,
-            srcs = [update_main],
-            main = update_main,
+            module = "exporter.golden",
             data = [config],
             args = ["--update", "$(rootpath {})".format(config)],
             tags = kwargs.get("tags"),
-            **common
         )
         native.alias(name = name + "_update", actual = ":" + update, tags = kwargs.get("tags"))

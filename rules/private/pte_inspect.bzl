@@ -1,6 +1,6 @@
 """pte_inspect: `bazel run` target that prints what a .pte holds, without running it."""
 
-load(":py_entry.bzl", "EXPORTER_LIB", "py_entry")
+load(":py_entry.bzl", "exporter_py")
 
 def pte_inspect(name, program, **kwargs):
     """Declares `bazel run //pkg:<name> [-- --json]`, which summarises `program`'s .pte.
@@ -13,16 +13,11 @@ def pte_inspect(name, program, **kwargs):
       program: an executorch_program target, or any target or file that provides a .pte.
       **kwargs: passed to the py_binary.
     """
-    main = name + "_main.py"
-    py_entry(name = name + "_main", module = "exporter.pte_inspect", out = main, visibility = ["//visibility:private"])
-    native.py_binary(
+    exporter_py(
+        native.py_binary,
         name = name,
-        srcs = [main],
-        main = main,
-        deps = [EXPORTER_LIB],
+        module = "exporter.pte_inspect",
         data = [program],
         args = ["$(rootpaths {})".format(program)],
-        python_version = "PY3",
-        srcs_version = "PY3",
         **kwargs
     )
