@@ -14,6 +14,8 @@ import math
 import os
 import sys
 
+from exporter import program_summary, pte_inspect
+
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
 TOP_CONTRIBUTORS = 6
 TOP_PLANNED = 3
@@ -27,9 +29,8 @@ def short(n):
     return f"{n:,} bytes"
 
 
-def human(n):
-    """'46,741,664 bytes (44.6 MiB)'."""
-    return f"{n:,} bytes" + (f" ({short(n)})" if n >= 1024 else "")
+# '46,741,664 bytes (44.6 MiB)', as pte_inspect prints sizes.
+human = pte_inspect.fmt_bytes
 
 
 def _read_json(path):
@@ -73,12 +74,8 @@ def growth_percent(now, before):
     return (now - before) * 100.0 / before
 
 
-def contributors(pte_path):
-    """[(bytes, what)] that fill the .pte, biggest first."""
-    from exporter import program_summary, pte_inspect
-
-    with open(pte_path, "rb") as f:
-        buf = f.read()
+def contributors(buf):
+    """[(bytes, what)] that fill the .pte (its bytes, buf), biggest first."""
     summary = pte_inspect.summarize_bytes(buf)
     program = pte_inspect.read_program(buf)
     found, inline = [], 0
@@ -105,12 +102,10 @@ def contributors(pte_path):
     return sorted(found, key=lambda item: (-item[0], item[1]))
 
 
-def planned_tensors(pte_path, method):
-    """[(bytes, what)] of the method's largest planned tensors (sizes are upper bounds)."""
-    from exporter import program_summary, pte_inspect
-
-    with open(pte_path, "rb") as f:
-        program = pte_inspect.read_program(f.read())
+def planned_tensors(buf, method):
+    """[(bytes, what)] of the method's largest planned tensors (sizes are upper bounds) in the
+    .pte held in buf."""
+    program = pte_inspect.read_program(buf)
     plan = next(p for p in program.execution_plan if p.name == method)
     roles = {index: f"input {i}" for i, index in enumerate(plan.inputs)}
     roles.update({index: f"output {i}" for i, index in enumerate(plan.outputs)})
@@ -166,12 +161,12 @@ def check(config):
         line, failed = _row(name, size, limit.get(name), golden.get(name), allowed)
         lines.append(line)
         failures += failed
+    with open(config["pte"], "rb") as f:
+        pte = f.read()
     lines.append("What fills the .pte, biggest first:")
-    for size, what in contributors(config["pte"])[:TOP_CONTRIBUTORS]:
+    for size, what in contributors(pte)[:TOP_CONTRIBUTORS]:
         lines.append(f"  {human(size):<32}  {100.0 * size / manifest['pte']['size']:5.1f}%  {what}")
     if config.get("ptd"):
-        from exporter import pte_inspect
-
         tensors = pte_inspect.summarize_ptd(config["ptd"])["tensors"]
         lines.append(f"Largest tensors of the .ptd ({len(tensors)} in all):")
         for t in sorted(tensors, key=lambda t: (-t["bytes"], t["key"]))[:TOP_CONTRIBUTORS]:
@@ -179,7 +174,7 @@ def check(config):
     for method in config["methods"]:
         if now[f"planned {method}"]:
             lines.append(f"Largest planned tensors of {method} (upper bounds):")
-            lines += [f"  {human(size):<32}  {what}" for size, what in planned_tensors(config["pte"], method)]
+            lines += [f"  {human(size):<32}  {what}" for size, what in planned_tensors(pte, method)]
     failures += problems
     shrunk = [name for name, size in now.items() if name in golden and allowed is not None
               and growth_percent(size, golden[name]) < -allowed]

@@ -67,9 +67,7 @@ def run(config):
         manifest = json.load(f)
     with open(config["bpte"], "rb") as f:
         buf = f.read()
-    default_rtol, default_atol = numerics.default_tolerances(config.get("backends", []))
-    rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
-    atol = config["atol"] if config.get("atol") is not None else default_atol
+    rtol, atol = numerics.tolerances(config)
     cases = read_cases(buf)
     bundle = _load_bundled_program_from_buffer(buf)
     module = None

@@ -16,7 +16,7 @@ inputs against the program, so run() checks input and output types against the m
 import json
 import os
 
-from exporter import case_inputs, manifest, pt2
+from exporter import case_inputs, hermetic, manifest, pt2
 from exporter.errors import UserError
 
 FORMAT = "rules_torch_export/bpte-manifest/1"
@@ -45,14 +45,15 @@ def _check_types(config, method, record):
                             f"expects tensor outputs only; bundle a method that returns tensors")
 
 
-def _references(config):
-    """{method: (callable, description)} that compute each method's expected outputs."""
+def _references(config, modules):
+    """{method: (callable, description)} that compute each method's expected outputs; modules
+    are the methods' exported programs' module()s."""
     if config.reference == "eager":
         from exporter.model_loader import load_model
 
         model = load_model(config.model)
         return {name: (model, f"the eager model {config.model.label}") for name in config.methods}
-    return {name: (pt2.load(m.pt2).module(), f"the exported program {m.exported_label}")
+    return {name: (modules[name], f"the exported program {m.exported_label}")
             for name, m in config.methods.items()}
 
 
@@ -94,14 +95,15 @@ def build_suites(config):
 
     from exporter import spec as spec_lib
 
-    references = _references(config)
+    eps = {name: pt2.load(method.pt2) for name, method in config.methods.items()}
+    modules = {name: ep.module() for name, ep in eps.items()}
+    references = _references(config, modules)
     method_records = _method_records(config.pte)
     suites, records = [], {}
     for name, method in sorted(config.methods.items()):
         record = method_records[name]
         _check_types(config, name, record)
-        ep = pt2.load(method.pt2)
-        module = ep.module()
+        ep, module = eps[name], modules[name]
         reference, description = references[name]
         cases, case_records = [], []
         for sizes in method.cases:
@@ -123,7 +125,6 @@ def build_suites(config):
 
 def run(config):
     """Runs the action for a BundledProgramConfig."""
-    import torch
     from executorch.devtools.bundled_program.core import BundledProgram
     from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 
@@ -133,12 +134,8 @@ def run(config):
     if digest != program_manifest["pte"]["sha256"]:
         raise UserError(f"{os.path.basename(config.pte)} has sha256 {digest}, but its manifest records "
                         f"{program_manifest['pte']['sha256']}; rebuild {config.program_label}")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with hermetic.reproducible_math():  # as every action runs; also when called in-process
         suites, records = build_suites(config)
-    finally:
-        torch.set_num_threads(threads)
     bundled = BundledProgram(None, suites, pte_file_path=config.pte)
     out = config.outputs["bpte"]
     with open(out + ".tmp", "wb") as f:

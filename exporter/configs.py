@@ -13,6 +13,9 @@ import dataclasses
 
 IRS = ("training", "inference", "core_aten")
 
+# executorch_program's kernels when the config names none: ExecuTorch's portable library.
+DEFAULT_KERNELS = ({"name": "portable"},)
+
 
 def _common(data):
     """The fields every action's config has (see above), and the JSON itself as `raw`."""
@@ -154,7 +157,7 @@ class LowerConfig:
     weights: str
     initialized_buffers: tuple
     raw: dict
-    kernels: tuple = ({"name": "portable"},)
+    kernels: tuple = DEFAULT_KERNELS
 
     @classmethod
     def from_json(cls, data):
@@ -169,7 +172,7 @@ class LowerConfig:
             metadata=dict(data.get("metadata") or {}),
             weights=data.get("weights", "inline"),
             initialized_buffers=None if data.get("initialized_buffers") is None else tuple(data["initialized_buffers"]),
-            kernels=tuple(data.get("kernels") or ({"name": "portable"},)),
+            kernels=tuple(data.get("kernels") or DEFAULT_KERNELS),
         )
 
 

@@ -26,6 +26,8 @@ from exporter.errors import UserError
 # A date the zip format can hold (1980 or later); what `zip -X`-style reproducible archives use.
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 # In the programs' JSON, node metadata is itself JSON text, so the key's quotes are escaped.
+# The record's entries that hold tensors (torch.save archives), not JSON text.
+_TENSOR_ENTRIES = ("_state_dict", "_constants", "_example_inputs")
 _GRAPH_ID = re.compile(rb'(\\?"graph_id\\?": )(\d+)')
 
 
@@ -43,7 +45,7 @@ def normalize(raw):
         data = source.read(info)
         if info.filename == "export_graph_id":
             data = str(ids.setdefault(data.strip(), len(ids) + 1)).encode()
-        elif not info.filename.endswith(("_state_dict", "_constants", "_example_inputs")):
+        elif not info.filename.endswith(_TENSOR_ENTRIES):
             data = _GRAPH_ID.sub(renumber, data)  # the programs' JSON; tensors stay as they are
         entries.append((info.filename, data))
     out = io.BytesIO()
@@ -89,7 +91,7 @@ def graph_ids(path):
     with zipfile.ZipFile(path) as record:
         found = set()
         for info in record.infolist():
-            if not info.filename.endswith(("_state_dict", "_constants", "_example_inputs")):
+            if not info.filename.endswith(_TENSOR_ENTRIES):
                 found.update(int(m[1]) for m in _GRAPH_ID.findall(record.read(info)))
         graph_id = record.read("export_graph_id") if "export_graph_id" in record.namelist() else None
     return found, json.loads(graph_id) if graph_id else None

@@ -18,6 +18,7 @@ The runtime's own operators (executorch_prim::*, aten::sym_size.int, ...) need n
 
 import os
 
+from exporter import configs
 from exporter.errors import UserError
 
 BUILTIN = ("portable", "optimized", "quantized")
@@ -165,7 +166,7 @@ def settings(raw):
     from exporter import manifest
 
     resolved = []
-    for spec in raw.get("kernels") or ({"name": "portable"},):
+    for spec in raw.get("kernels") or configs.DEFAULT_KERNELS:
         files = spec.get("files")
         if files is None and not spec.get("custom"):
             files = _shipped(spec["name"])

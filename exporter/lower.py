@@ -1,5 +1,6 @@
 """The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
 
+import contextlib
 import json
 import os
 
@@ -12,7 +13,7 @@ from exporter.errors import UserError
 BACKENDS = ("xnnpack",)
 
 
-def _partitioners(backends):
+def partitioners(backends):
     partitioners = []
     for backend in backends:
         if backend == "xnnpack":
@@ -43,6 +44,23 @@ def _move_delegate_weights_out(edge):
     store.pte_data.clear()
 
 
+@contextlib.contextmanager
+def lowering_context():
+    """How ExecuTorch must re-trace a loaded program (the lowering, and divergence.py's taps).
+
+    Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU backend
+    by the traced batch size and so narrows the batch range (NNPACK: batch < 16, oneDNN:
+    batch > 1). ExecuTorch never uses those backends; without them the dims keep the ranges
+    that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1. No autograd either: a
+    loaded program's parameters require grad, and re-tracing an in-place write to a buffer (a
+    KV cache) then fails ("a leaf Variable that requires grad is being used in an in-place
+    operation").
+    """
+    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
+            torch.no_grad():
+        yield
+
+
 def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
           label="?", generate_etrecord=False):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
@@ -57,16 +75,8 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
-    # Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU
-    # backend by the traced batch size and so narrows the batch range (NNPACK: batch < 16,
-    # oneDNN: batch > 1). ExecuTorch never uses those backends; without them the dims keep the
-    # ranges that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1.
-    # No autograd either: a loaded program's parameters require grad, and re-tracing an
-    # in-place write to a buffer (a KV cache) then fails ("a leaf Variable that requires grad
-    # is being used in an in-place operation").
-    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
-            torch.no_grad():
-        edge = to_edge_transform_and_lower(programs, partitioner=_partitioners(backends),
+    with lowering_context():
+        edge = to_edge_transform_and_lower(programs, partitioner=partitioners(backends),
                                            constant_methods=constant_methods or None,
                                            generate_etrecord=generate_etrecord)
         state = buffers.mark_initialized(edge, initialized_buffers, label)

@@ -17,7 +17,7 @@ import sys
 import torch
 
 from exporter import pt2, spec as spec_lib
-from exporter.case_inputs import make_inputs, runtime_inputs  # noqa: F401  (the actions' own copy)
+from exporter.case_inputs import full_sizes, make_inputs, runtime_inputs
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -37,6 +37,14 @@ def default_tolerances(backends):
     return rtol, atol
 
 
+def tolerances(config):
+    """(rtol, atol) of a test's config: its own, else its backends' defaults."""
+    default_rtol, default_atol = default_tolerances(config.get("backends", []))
+    rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
+    atol = config["atol"] if config.get("atol") is not None else default_atol
+    return rtol, atol
+
+
 def cases(spec, ranges, extra):
     """[(case name, {dim: size})]: all dims at min, at example, at max, then the listed ones."""
     dims = spec.get("dims", {})
@@ -51,8 +59,7 @@ def cases(spec, ranges, extra):
             sizes[name] = value if value is not None else d.get("example")
         points.append((f"{point} " + ", ".join(f"{k}={v}" for k, v in sizes.items()), sizes))
     for sizes in extra:
-        full = {name: d.get("example") for name, d in sorted(dims.items())}
-        full.update(sizes)
+        full = full_sizes(spec, sizes)
         points.append(("listed " + ", ".join(f"{k}={v}" for k, v in sorted(full.items())), full))
     unique, seen = [], set()
     for name, sizes in points:
@@ -196,9 +203,7 @@ class Checks:
     """How a numerics_test judges outputs: elementwise tolerances and/or accuracy floors."""
 
     def __init__(self, config):
-        default_rtol, default_atol = default_tolerances(config.get("backends", []))
-        self.rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
-        self.atol = config["atol"] if config.get("atol") is not None else default_atol
+        self.rtol, self.atol = tolerances(config)
         self.floors = Floors(config)
         # With accuracy floors, elementwise tolerances apply only when the test sets them.
         self.elementwise = (not self.floors.active or config.get("rtol") is not None
@@ -260,8 +265,9 @@ def run(config):
              f"({checks.describe()})"]
     ok = True
     runs = []
+    module = ep.module()  # its signature names the arguments; built once, not per case
     for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
-        args, kwargs = spec_lib.call_arguments(ep, make_inputs(config["spec"], sizes))
+        args, kwargs = spec_lib.call_arguments(ep, make_inputs(config["spec"], sizes), module)
         runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
     if config.get("calibration"):
         check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])

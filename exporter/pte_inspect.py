@@ -121,11 +121,11 @@ def summarize_ptd(path):
 
 def format_ptd(summary, name):
     """A .ptd summary as the text that `pte_inspect` prints."""
-    lines = [f"{name}: {_fmt_bytes(summary['file_bytes'])}, {len(summary['tensors'])} named tensors, "
-             f"{_fmt_bytes(summary['bytes'])}"]
+    lines = [f"{name}: {fmt_bytes(summary['file_bytes'])}, {len(summary['tensors'])} named tensors, "
+             f"{fmt_bytes(summary['bytes'])}"]
     for t in summary["tensors"]:
         layout = f"{t['dtype']}[{', '.join(map(str, t['sizes']))}]" if t["dtype"] else "(no layout)"
-        lines.append(f"  {t['key']}  {layout}  {_fmt_bytes(t['bytes'])}")
+        lines.append(f"  {t['key']}  {layout}  {fmt_bytes(t['bytes'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +134,8 @@ def summarize(path):
         return summarize_bytes(f.read())
 
 
-def _fmt_bytes(n):
+def fmt_bytes(n):
+    """'46,741,664 bytes (44.6 MiB)'."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
             return f"{n:,} bytes ({n / scale:.1f} {unit})"
@@ -150,8 +151,8 @@ def format_value(v):
 
 def format_text(summary, name):
     """The summary as the human-readable text that `pte_inspect` prints."""
-    lines = [f"{name}: {_fmt_bytes(summary['file_bytes'])}, program version {summary['program_version']}",
-             f"flatbuffer {_fmt_bytes(summary['flatbuffer_bytes'])}"]
+    lines = [f"{name}: {fmt_bytes(summary['file_bytes'])}, program version {summary['program_version']}",
+             f"flatbuffer {fmt_bytes(summary['flatbuffer_bytes'])}"]
     for method, m in summary["methods"].items():
         lines += ["", f"method {method}: {m['instructions']} instructions"]
         for kind in ("inputs", "outputs"):
@@ -161,18 +162,18 @@ def format_text(summary, name):
         lines.append(f"  operators: {len(m['operators'])} kinds, {calls} calls outside delegates")
         lines += [f"    {count:5d}  {op}" for op, count in m["operators"].items()]
         lines.append(f"  delegates: {sum(d['count'] for d in m['delegates'].values())}")
-        lines += [f"    {d['count']:5d}  {i}  {_fmt_bytes(d['bytes'])}" for i, d in m["delegates"].items()]
+        lines += [f"    {d['count']:5d}  {i}  {fmt_bytes(d['bytes'])}" for i, d in m["delegates"].items()]
         planned = m["planned_memory"]
-        lines.append(f"  planned memory: {_fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
+        lines.append(f"  planned memory: {fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
     for method, value in summary["constant_methods"].items():  # metadata and the input schema
         lines += ["", f"constant method {method}: {value!r}"]
     c = summary["constants"]
-    lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {_fmt_bytes(c['bytes'])}",
-              f"named data: {summary['named_data']['entries']} entries, {_fmt_bytes(summary['named_data']['bytes'])}",
+    lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {fmt_bytes(c['bytes'])}",
+              f"named data: {summary['named_data']['entries']} entries, {fmt_bytes(summary['named_data']['bytes'])}",
               f"segments: {len(summary['segments'])}, "
-              f"{_fmt_bytes(sum(s['bytes'] for s in summary['segments']))}"]
+              f"{fmt_bytes(sum(s['bytes'] for s in summary['segments']))}"]
     # Named-data segments (a delegate's weights, one per tensor) are many; they are totalled above.
-    lines += [f"  {s['index']:3d}  {_fmt_bytes(s['bytes'])}  {', '.join(s['holds']) or '(unreferenced)'}"
+    lines += [f"  {s['index']:3d}  {fmt_bytes(s['bytes'])}  {', '.join(s['holds']) or '(unreferenced)'}"
               for s in summary["segments"] if s["holds"] != ["named data"]]
     return "\n".join(lines) + "\n"
 

@@ -59,8 +59,8 @@ def merge(paths):
 
 
 def run(config):
-    """The ExecuTorchSelectedOps action: outputs["selected_ops"] from config.raw["lists"]."""
-    lists = config.raw.get("lists") or []
+    """The ExecuTorchSelectedOps action: outputs["selected_ops"] from config.lists."""
+    lists = config.lists
     if not lists:
         raise UserError("programs is empty; list the executorch_program targets whose operators "
                         "the app's runtime must hold, e.g. programs = [\":model_pte\"]")

@@ -12,12 +12,13 @@ import sys
 import torch
 
 from exporter import numerics, pt2, spec as spec_lib
+from exporter.case_inputs import make_inputs, runtime_inputs
 
 
 def step_values(spec, step, seed):
     """{input name: value} for one step: seeded inputs at the step's dim sizes, with the step's
     `values` in place (a tensor input becomes a tensor of its shape filled with the value)."""
-    values = numerics.make_inputs(spec, step.get("dims", {}), seed=seed)
+    values = make_inputs(spec, step.get("dims", {}), seed=seed)
     for name, value in step.get("values", {}).items():
         current = values[name]
         values[name] = torch.full_like(current, value) if isinstance(current, torch.Tensor) else value
@@ -34,6 +35,7 @@ def run(config):
     programs = config["method_programs"]
     used = sorted({step["method"] for step in config["steps"]})
     eps = {name: pt2.load(programs[name]["pt2"]) for name in used}
+    modules = {name: ep.module() for name, ep in eps.items()}  # signatures, for call_arguments
     reference, reference_name = numerics.reference_module(config, eps[used[0]])
     methods = numerics.load_methods(config, used)
     checks = numerics.Checks(config)
@@ -42,8 +44,9 @@ def run(config):
     calls = []
     for index, step in enumerate(config["steps"]):
         ep = eps[step["method"]]
-        args, kwargs = spec_lib.call_arguments(ep, step_values(programs[step["method"]]["spec"], step, index))
-        feed = numerics.runtime_inputs(args, kwargs, methods[step["method"]][1])
+        args, kwargs = spec_lib.call_arguments(ep, step_values(programs[step["method"]]["spec"], step, index),
+                                               modules[step["method"]])
+        feed = runtime_inputs(args, kwargs, methods[step["method"]][1])
         calls.append((_step_name(index, step), step["method"], args, kwargs, feed))
     if config.get("calibration"):
         numerics.check_not_calibration(config, [(name, feed) for name, _, _, _, feed in calls])
