@@ -4,6 +4,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":dim_sizes.bzl", "full_sizes")
 load(":exporter_action.bzl", "run_exporter")
+load(":torch_model.bzl", "model_action_config")
 
 BundledProgramInfo = provider(
     doc = "A bundled program (.bpte): a program with its test cases, for a device farm.",
@@ -11,9 +12,8 @@ BundledProgramInfo = provider(
         "label": "Label of the bundled_program target.",
         "bpte": "The .bpte File: ExecuTorch's BundledProgram flatbuffer.",
         "manifest": "The .bpte.json File: sha256, the program's digest, each case's sizes and shapes.",
-        "program": "The ExecuTorchProgramInfo of the program inside.",
+        "program": "The ExecuTorchProgramInfo of the program inside; its backends set the test's default tolerances.",
         "methods": "list of the method names that have test cases.",
-        "backends": "list of the program's backends (they set the test's default tolerances).",
     },
 )
 
@@ -68,16 +68,7 @@ def _model_config(where, program, methods):
     models = {str(program.methods[m].model.label): program.methods[m].model for m in methods}
     if len(models) > 1:
         fail(where + "the methods come from different models ({}); bundle them apart, or set reference = \"exported\"".format(sorted(models.keys())))
-    model = models.values()[0]
-    config = {
-        "label": str(model.label),
-        "entry": model.entry,
-        "init_args": model.init_args,
-        "checkpoint": model.checkpoint.path if model.checkpoint else None,
-        "srcs": [f.path for f in model.srcs.to_list()],
-        "import_roots": model.import_roots.to_list(),
-    }
-    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+    return model_action_config(models.values()[0])
 
 def _bundled_program_impl(ctx):
     where = "bundled_program {}: ".format(ctx.label)
@@ -137,7 +128,6 @@ def _bundled_program_impl(ctx):
             manifest = manifest,
             program = program,
             methods = sorted(cases.keys()),
-            backends = program.backends,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
         OutputGroupInfo(logs = depset([log])),

@@ -30,7 +30,7 @@ def _bundled_check_config_impl(ctx):
         "bundle": str(bundle.label),
         "bpte": bundle.bpte.short_path,
         "manifest": bundle.manifest.short_path,
-        "backends": bundle.backends,
+        "backends": bundle.program.backends,
         "rtol": _tolerance(where, "rtol", ctx.attr.rtol),
         "atol": _tolerance(where, "atol", ctx.attr.atol),
     }) + "\n")

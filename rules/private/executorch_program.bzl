@@ -9,7 +9,8 @@ BACKENDS = ["xnnpack"]
 
 WEIGHTS = ["inline", "external"]
 
-# Kernel libraries whose lists the installed ExecuTorch ships (kernels = "portable", ...).
+# Kernel libraries whose lists the installed ExecuTorch ships (kernels = "portable", ...);
+# exporter/kernels.py's BUILTIN is the same list (//tests/starlark:parity_test checks it).
 KERNEL_LIBRARIES = ["portable", "optimized", "quantized"]
 
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
@@ -55,7 +56,7 @@ def _metadata(ctx, where, methods):
     return metadata
 
 def _kernels_config(ctx, where):
-    """The "kernels" list of the lowering's config (exporter/kernels.py).
+    """The "kernels" list of the lowering's config (exporter/kernels.py), and its files.
 
     Built-in libraries come with the toolchain's files for them, then the kernel list YAMLs
     that the target names.
@@ -65,12 +66,12 @@ def _kernels_config(ctx, where):
       where: the message prefix naming the target.
 
     Returns:
-      A list of {"name", "files"[, "custom"]} dicts.
+      (a list of {"name", "files"[, "custom"]} dicts, the list of the Files they name).
     """
     if not ctx.attr.kernels and not ctx.attr.kernel_lists:
         fail(where + "kernels is empty; name the kernel library the app links, e.g. kernels = \"portable\"")
     lists = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE].kernel_lists
-    config = []
+    config, inputs = [], []
     for name in ctx.attr.kernels:
         if name not in KERNEL_LIBRARIES:
             fail(where + "kernels has {}; use one of {} or the label of a kernel list YAML in ExecuTorch's functions.yaml format, e.g. \":my_ops\"".format(repr(name), KERNEL_LIBRARIES))
@@ -78,9 +79,12 @@ def _kernels_config(ctx, where):
         if files == [] and name != "optimized":  # the optimized library falls back to its runtime's list
             fail(where + "the toolchain's ExecuTorch ships no kernel list for kernels = {}; use \"portable\" or a kernel list YAML target".format(repr(name)))
         config.append({"name": name, "files": [f.path for f in files] if files != None else None})
+        inputs += files or []
     for target in ctx.attr.kernel_lists:
-        config.append({"name": str(target.label), "files": [f.path for f in target.files.to_list()], "custom": True})
-    return config
+        files = target.files.to_list()
+        config.append({"name": str(target.label), "files": [f.path for f in files], "custom": True})
+        inputs += files
+    return config, inputs
 
 def _executorch_program_impl(ctx):
     where = "executorch_program {}: ".format(ctx.label)
@@ -116,12 +120,9 @@ def _executorch_program_impl(ctx):
         if type(initialized_buffers) != "list" or [b for b in initialized_buffers if type(b) != "string" or not b]:
             fail(where + "initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"] ([] for none)")
         config["initialized_buffers"] = initialized_buffers
-    config["kernels"] = _kernels_config(ctx, where)
+    kernels, kernel_inputs = _kernels_config(ctx, where)
+    config["kernels"] = kernels
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
-    kernel_files = [f for library in config["kernels"] for f in (library["files"] or [])]
-    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
-    kernel_inputs = [f for files in toolchain.kernel_lists.values() for f in files if f.path in kernel_files]
-    kernel_inputs += ctx.files.kernel_lists
     log = run_exporter(
         ctx,
         command = "lower",
@@ -142,7 +143,8 @@ def _executorch_program_impl(ctx):
         command = "etrecord",
         mnemonic = "ExecuTorchETRecord",
         progress_message = "Writing the ETRecord of {}".format(ctx.label),
-        config = dict(config, pte = pte.path),
+        # Without kernels: it lowers again and reads no kernel list (exporter/etrecord.py).
+        config = dict({k: v for k, v in config.items() if k != "kernels"}, pte = pte.path),
         inputs = [m.pt2 for m in methods.values()] + [pte],
         outputs = {"etrecord": etrecord},
     )

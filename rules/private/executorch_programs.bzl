@@ -51,8 +51,6 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
             method_names = ["forward"]
         for method in method_names:
             test = "{}_{}numerics_test".format(program, "" if method == "forward" else method + "_")
-            if method != "forward":
-                test_args["method"] = method
-            numerics_test(name = test, program = ":" + program, **dict(kwargs, **test_args))
+            numerics_test(name = test, program = ":" + program, method = method, **dict(kwargs, **test_args))
             tests.append(":" + test)
     native.test_suite(name = name, tests = tests, **kwargs)

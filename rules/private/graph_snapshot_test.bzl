@@ -5,7 +5,7 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "exporter_py", "macro_label")
+load(":py_entry.bzl", "exporter_py", "golden_test", "macro_label")
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -68,25 +68,14 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
         update_target = macro_label(update),
         visibility = ["//visibility:private"],
     )
-    config = ":{}.config".format(name)
-
-    # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
-    exporter_py(
-        native.py_test,
+    golden_test(
         name = name,
         module = "exporter.golden",
-        data = [config] + native.glob([golden]),
-        args = ["$(rootpath {})".format(config)],
+        config = ":{}.config".format(name),
+        golden = golden,
+        update = update,
         **kwargs
     )
-    exporter_py(
-        native.py_binary,
-        name = update,
-        module = "exporter.golden",
-        data = [config],
-        args = ["--update", "$(rootpath {})".format(config)],
-    )
-    native.alias(name = name + "_update", actual = ":" + update)
 
 def _golden_list_impl(ctx):
     infos = [dep[GoldenUpdateInfo] for dep in ctx.attr.goldens]

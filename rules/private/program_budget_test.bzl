@@ -1,7 +1,7 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "exporter_py", "macro_label")
+load(":py_entry.bzl", "golden_test", "macro_label")
 load(":sizes.bzl", "parse_percent", "parse_size")
 
 def _size(where, attr, value):
@@ -144,24 +144,12 @@ def program_budget_test(
         tags = kwargs.get("tags"),  # "manual" keeps a deliberately bad test out of //...
         visibility = ["//visibility:private"],
     )
-    config = ":{}.config".format(name)
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
-    exporter_py(
-        native.py_test,
+    golden_test(
         name = name,
         module = "exporter.budget",
-        # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
-        data = [config] + (native.glob([golden]) if golden else []),
-        args = ["$(rootpath {})".format(config)],
+        config = ":{}.config".format(name),
+        golden = golden,
+        update = update,
         **kwargs
     )
-    if golden:
-        exporter_py(
-            native.py_binary,
-            name = update,
-            module = "exporter.golden",
-            data = [config],
-            args = ["--update", "$(rootpath {})".format(config)],
-            tags = kwargs.get("tags"),
-        )
-        native.alias(name = name + "_update", actual = ":" + update, tags = kwargs.get("tags"))

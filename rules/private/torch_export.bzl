@@ -4,6 +4,7 @@ load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchMode
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":exporter_action.bzl", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
+load(":torch_model.bzl", "model_action_config")
 
 IRS = ["training", "inference", "core_aten"]
 
@@ -36,7 +37,7 @@ def _torch_export_impl(ctx):
     _check_ir(ctx)
     pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
-    checkpoint = [model.checkpoint] if model.checkpoint else []
+    model_config, model_files = model_action_config(model)
     options = {
         "strict": ctx.attr.strict,
         "ir": ctx.attr.ir,
@@ -49,18 +50,11 @@ def _torch_export_impl(ctx):
         mnemonic = "TorchExport",
         progress_message = "Exporting {} (torch.export of {})".format(ctx.label, model.label),
         config = dict(options, **{
-            "model": {
-                "label": str(model.label),
-                "entry": model.entry,
-                "init_args": model.init_args,
-                "checkpoint": model.checkpoint.path if model.checkpoint else None,
-                "srcs": [f.path for f in model.srcs.to_list()],
-                "import_roots": model.import_roots.to_list(),
-            },
+            "model": model_config,
             "spec_label": str(spec.label),
             "spec": spec.spec,
         }),
-        inputs = depset(checkpoint, transitive = [model.srcs]),
+        inputs = model_files,
         outputs = {"pt2": pt2, "manifest": manifest},
     )
     return [

@@ -3,6 +3,26 @@
 load("//rules:providers.bzl", "TorchModelInfo")
 load(":python_sources.bzl", "import_root")
 
+def model_action_config(model):
+    """The "model" entry of an exporter action's config, and the files the action reads for it.
+
+    Args:
+      model: a TorchModelInfo.
+
+    Returns:
+      (dict, depset of Files): the entry point, init_args, checkpoint and sources by exec path,
+      and the import roots; and the checkpoint (if any) and the sources.
+    """
+    config = {
+        "label": str(model.label),
+        "entry": model.entry,
+        "init_args": model.init_args,
+        "checkpoint": model.checkpoint.path if model.checkpoint else None,
+        "srcs": [f.path for f in model.srcs.to_list()],
+        "import_roots": model.import_roots.to_list(),
+    }
+    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+
 def _torch_model_impl(ctx):
     module, sep, attr_name = ctx.attr.entry.partition(":")
     if not sep or not module or not attr_name or " " in ctx.attr.entry:

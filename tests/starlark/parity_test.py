@@ -1,11 +1,12 @@
 """The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
-sympy parser in spec.py), and on the dtypes, backends, IRs, quantizers and schemes each accepts."""
+sympy parser in spec.py), and on the dtypes, backends, IRs, quantizers, schemes and kernel
+libraries each accepts."""
 
 import json
 
 import pytest
 
-from exporter import configs, hermetic, lower, quantize, spec
+from exporter import configs, hermetic, kernels, lower, quantize, spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -51,3 +52,8 @@ def test_quantizers_and_schemes_agree():
 
 def test_the_actions_math_environment_agrees():
     assert FACTS["reproducible_math_env"] == hermetic.REPRODUCIBLE_MATH_ENV
+
+
+def test_kernel_libraries_agree():
+    # executorch_program's kernels = "..." names and the libraries the exporter checks against.
+    assert FACTS["kernel_libraries"] == list(kernels.BUILTIN)

@@ -1,10 +1,9 @@
 """starlark_facts: writes what the Starlark side knows as JSON, so a Python test can compare
-it with the exporter: the size expressions parsed by linear_expr.bzl, and the dtypes, backends
-IRs, quantizers and
-quantization schemes the rules accept."""
+it with the exporter: the size expressions parsed by linear_expr.bzl, and the dtypes, backends,
+IRs, quantizers, quantization schemes and kernel libraries the rules accept."""
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
-load("//rules/private:executorch_program.bzl", "BACKENDS")  # buildifier: disable=bzl-visibility
+load("//rules/private:executorch_program.bzl", "BACKENDS", "KERNEL_LIBRARIES")  # buildifier: disable=bzl-visibility
 load("//rules/private:exporter_action.bzl", "REPRODUCIBLE_MATH_ENV")  # buildifier: disable=bzl-visibility
 load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
 load("//rules/private:shape_spec_check.bzl", "DTYPES")  # buildifier: disable=bzl-visibility
@@ -29,10 +28,11 @@ def _starlark_facts_impl(ctx):
         "quantizers": QUANTIZERS,
         "schemes": SCHEMES,
         "reproducible_math_env": REPRODUCIBLE_MATH_ENV,
+        "kernel_libraries": KERNEL_LIBRARIES,
     }) + "\n")
     return [DefaultInfo(files = depset([out]), runfiles = ctx.runfiles(files = [out]))]
 
 starlark_facts = rule(
     implementation = _starlark_facts_impl,
-    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS, IRS, QUANTIZERS, SCHEMES and the actions' math environment.",
+    doc = "Writes <name>.json: parsed expressions, DTYPES, BACKENDS, IRS, QUANTIZERS, SCHEMES, KERNEL_LIBRARIES and the actions' math environment.",
 )
