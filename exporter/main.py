@@ -11,7 +11,7 @@ import sys
 # that `exporter` imports as a package and its module names cannot shadow a model's modules.
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from exporter import cli  # noqa: E402  (needs the sys.path fix above)
+from exporter.driver import cli  # noqa: E402  (needs the sys.path fix above)
 
 if __name__ == "__main__":
     sys.exit(cli.main(sys.argv[1:]))

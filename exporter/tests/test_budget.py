@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from exporter import budget, golden, pte_inspect
+from exporter.checks import budget, golden
+from exporter.formats import pte_inspect
 
 PORTABLE = "exporter/tests/tiny_portable_pte"
 XNNPACK = "exporter/tests/tiny_xnnpack_pte"

@@ -7,8 +7,11 @@ import os
 import pytest
 import torch
 
-from exporter import buffers, configs, lower, lower_errors, pt2, quantize, stateful
-from exporter.errors import UserError
+from exporter.actions import configs, lower, quantize
+from exporter.checks import steps
+from exporter.core import buffers, lowering_errors
+from exporter.formats import pt2
+from exporter.core.errors import UserError
 from exporter.tests import stateful_models
 
 X = torch.ones(1, 4)
@@ -70,7 +73,7 @@ def test_a_program_without_state_gets_no_record_and_no_new_bytes():
 
 
 def _context():
-    return lower_errors.Context("//t:p", "//t:ep", [], configs.ExportOptions())
+    return lowering_errors.Context("//t:p", "//t:ep", [], configs.ExportOptions())
 
 
 @pytest.mark.parametrize("model, needles", [
@@ -110,14 +113,14 @@ def _steps_config(tmp_path, initialized):
 
 
 def test_steps_pass_when_the_program_carries_the_models_state(tmp_path):
-    ok, report = stateful.run(_steps_config(tmp_path, None))
+    ok, report = steps.run(_steps_config(tmp_path, None))
     assert ok, report
     assert "3 calls in order on one loaded program" in report
     assert "step 2 forward(): output 0" in report
 
 
 def test_steps_fail_when_the_program_starts_from_another_state(tmp_path):
-    ok, report = stateful.run(_steps_config(tmp_path, []))
+    ok, report = steps.run(_steps_config(tmp_path, []))
     assert not ok
     assert "step 0 forward(): output 0" in report and "FAIL" in report
 

@@ -13,8 +13,10 @@ from executorch.devtools.bundled_program.core import BundledProgram
 from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 from runfiles import Runfiles
 
-from exporter import bundled_check, bundled_program, configs, numerics, request
-from exporter.errors import UserError
+from exporter.actions import bundled_program, configs
+from exporter.checks import bundled_cases, numerics
+from exporter.driver import request
+from exporter.core.errors import UserError
 
 MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
 SPEC = {
@@ -65,7 +67,7 @@ def test_bundle_verifies_in_the_runtime_and_lists_its_cases(tmp_path, backend):
     assert manifest["program"]["sha256"] == json.load(open(f"exporter/tests/tiny_{backend}_pte.pte.json"))["pte"]["sha256"]
     with open(f"exporter/tests/tiny_{backend}_pte.pte", "rb") as f:
         assert f.read() in (tmp_path / "t.bpte").read_bytes()  # the program's bytes, unchanged
-    ok, report = bundled_check.run(_check_config(tmp_path, backend))
+    ok, report = bundled_cases.run(_check_config(tmp_path, backend))
     assert ok, report
     assert "2 bundled cases" in report
     assert "forward case 1 (batch=7): inputs float32[7, 4], int64[7]" in report
@@ -74,7 +76,7 @@ def test_bundle_verifies_in_the_runtime_and_lists_its_cases(tmp_path, backend):
 
 def test_bundled_cases_hold_the_eager_outputs(tmp_path):
     bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path)))
-    cases = bundled_check.read_cases((tmp_path / "t.bpte").read_bytes())
+    cases = bundled_cases.read_cases((tmp_path / "t.bpte").read_bytes())
     (x, y), (out, plus_one) = cases["forward"][1]
     from exporter.tests.tiny_model import tiny
 
@@ -91,7 +93,7 @@ def test_a_wrong_expected_output_fails_with_the_worst_error(tmp_path):
     bpte = serialize_from_bundled_program_to_flatbuffer(BundledProgram(None, suites, pte_file_path=config.pte))
     (tmp_path / "t.bpte").write_bytes(bpte)
     (tmp_path / "t.bpte.json").write_text(json.dumps({"program": {"label": "//p"}, "methods": records}))
-    ok, report = bundled_check.run(_check_config(tmp_path))
+    ok, report = bundled_cases.run(_check_config(tmp_path))
     assert not ok
     assert "forward case 0 (batch=1): ok" in report
     assert "forward case 1 (batch=7): FAIL, the runtime's check failed" in report
@@ -103,7 +105,7 @@ def test_the_exported_reference_gives_the_same_cases(tmp_path):
     bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path, reference="exported", model=None)))
     manifest = json.loads((tmp_path / "t.bpte.json").read_text())
     assert manifest["methods"]["forward"]["reference"] == "the exported program //exporter/tests:tiny_ep"
-    ok, report = bundled_check.run(_check_config(tmp_path))
+    ok, report = bundled_cases.run(_check_config(tmp_path))
     assert ok, report
 
 

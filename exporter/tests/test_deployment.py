@@ -14,8 +14,9 @@ import pytest
 import yaml
 from runfiles import Runfiles
 
-from exporter import etrecord, kernels, selected_ops
-from exporter.errors import UserError
+from exporter.actions import etrecord, selected_ops
+from exporter.core import kernels
+from exporter.core.errors import UserError
 
 RUNFILES = Runfiles.Create()
 TESTS = "rules_torch_export/exporter/tests/"
@@ -139,7 +140,8 @@ def test_the_etrecord_is_exectorchs_and_normalised():
 
 _AGAIN = """
 import sys
-from exporter import etrecord, lower, pt2
+from exporter.actions import etrecord, lower
+from exporter.formats import pt2
 import json
 with open(sys.argv[2]) as f:
     constants = json.load(f)["constant_methods"]

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from exporter.errors import UserError
+from exporter.core.errors import UserError
 from exporter.tests.export_harness import config_for, has_output, run_export, tensor
 
 ENTRY = "exporter.tests.spec_models:"
@@ -82,7 +82,7 @@ def test_specialised_dynamic_hint_is_an_error(tmp_path):
 @pytest.mark.parametrize("requested", ["n", "2*n", "DYNAMIC"])
 def test_any_specialised_request_but_auto_is_refused(requested):
     """The exporter's own check, for when torch lets a requested dim become a constant."""
-    from exporter import export
+    from exporter.actions import export
 
     record = {"input": 'inputs["x"]', "axis": 0, "requested": requested, "specialised": 4}
     config = SimpleNamespace(spec_label="//t:spec", model=SimpleNamespace(label="//t:model"))

@@ -17,9 +17,9 @@ from torch._export.db.examples import all_examples
 from torch.utils import _pytree as pytree
 from torch.utils._sympy.value_ranges import bound_sympy
 
-from exporter import manifest as manifest_lib
-from exporter.errors import UserError
-from exporter.ranges import bound as _bound
+from exporter.core import manifest
+from exporter.core.errors import UserError
+from exporter.core.ranges import bound as _bound
 from exporter.tests.export_harness import config_for, dims_by_axis, run_export
 
 CASES = all_examples()
@@ -136,7 +136,7 @@ def test_db_example_exports_like_torch(name, strict, tmp_path):
 
     direct = export_directly()
     manifest = run_export(config)
-    assert manifest["operators"] == manifest_lib.operator_histogram(graph_modules(direct))
+    assert manifest["operators"] == manifest.operator_histogram(graph_modules(direct))
 
     # Every requested dynamic dim stays dynamic, with torch's own range for it.
     expected = direct_ranges(direct, case)

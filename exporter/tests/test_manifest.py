@@ -1,9 +1,9 @@
-"""Tests for exporter.manifest: digests and canonical JSON."""
+"""Tests for exporter.core.manifest: digests and canonical JSON."""
 
 import hashlib
 import json
 
-from exporter import manifest
+from exporter.core import manifest
 
 
 def test_sha256_file_matches_hashlib(tmp_path):

@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from exporter import numerics
+from exporter.checks import numerics
 from exporter.tests.tiny_model import tiny
 
 SPEC = {
@@ -123,7 +123,7 @@ class _Nested(torch.nn.Module):
 
 
 def test_nested_and_keyword_inputs_reach_the_runtime_in_the_programs_order(tmp_path):
-    from exporter import lower
+    from exporter.actions import lower
 
     t = lambda shape: {"tensor": {"shape": shape, "dtype": "float32"}}  # noqa: E731
     spec = {"dims": {"batch": {"min": 1, "max": 6, "example": 2}},

@@ -8,7 +8,8 @@ import zipfile
 import pytest
 import torch
 
-from exporter import lower, pt2
+from exporter.actions import lower
+from exporter.formats import pt2
 
 
 class Named(torch.nn.Module):
@@ -46,7 +47,7 @@ def test_torch_alone_still_fails_on_the_round_trip(tmp_path):
 # ("from_node", with graph ids), strict export keys nn_module_stack by id(module).
 _WRITE = """
 import sys, torch
-from exporter import pt2
+from exporter.formats import pt2
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
 if sys.argv[2] == "decomposed":

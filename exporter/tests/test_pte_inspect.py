@@ -6,7 +6,8 @@ import pytest
 from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.runtime import Runtime
 
-from exporter import lower, pte_inspect
+from exporter.actions import lower
+from exporter.formats import pte_inspect
 
 PROGRAMS = [
     "exporter/tests/tiny_portable_pte.pte",
@@ -55,8 +56,8 @@ def test_plan_matches_executorch_deserializer(path):
         buf = f.read()
     summary = pte_inspect.summarize_bytes(buf)
     program = deserialize_pte_binary(buf).program
-    # lower.program_summary walks ExecuTorch's own dataclasses: same operators and delegates.
-    theirs = lower.program_summary(program)
+    # lower.methods_record walks ExecuTorch's own dataclasses: same operators and delegates.
+    theirs = lower.methods_record(program)
     for plan in program.execution_plan:
         ours = summary["methods"][plan.name]
         assert ours["operators"] == theirs[plan.name]["operators"]

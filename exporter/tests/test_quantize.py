@@ -7,8 +7,9 @@ import numpy
 import pytest
 import torch
 
-from exporter import calibrate, configs, numerics, quantize
-from exporter.errors import UserError
+from exporter.actions import calibrate, configs, quantize
+from exporter.checks import numerics
+from exporter.core.errors import UserError
 from exporter.tests import export_harness
 from exporter.tests.export_harness import tensor
 

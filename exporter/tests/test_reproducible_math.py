@@ -1,4 +1,4 @@
-"""hermetic.reproducible_math: what an action computes does not follow the machine's kernels.
+"""determinism.reproducible_math: what an action computes does not follow the machine's kernels.
 
 Each case runs a small convolution + layer norm + linear stack in a fresh process under other
 kernel settings, standing in for other machines: oneDNN limited to AVX2 (an AVX2-only CPU),
@@ -12,15 +12,15 @@ import sys
 
 import pytest
 
-from exporter import hermetic
+from exporter.core import determinism
 
 PROBE = """
 import hashlib, sys, torch
-from exporter import hermetic
+from exporter.core import determinism
 torch.manual_seed(0)
 net = torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3), torch.nn.LayerNorm([30, 30]), torch.nn.Linear(30, 30))
 x = torch.randn(4, 16, 32, 32)
-with torch.no_grad(), (hermetic.reproducible_math() if sys.argv[1] == "pinned" else torch.no_grad()):
+with torch.no_grad(), (determinism.reproducible_math() if sys.argv[1] == "pinned" else torch.no_grad()):
     print(hashlib.sha256(net(x).numpy().tobytes()).hexdigest())
 """
 
@@ -31,8 +31,8 @@ MACHINES = {"as is": {}, "AVX2-only oneDNN": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
 def _digest(mode, machine):
     env = dict(os.environ, **MACHINES[machine])
     if mode == "pinned":
-        env.update(hermetic.REPRODUCIBLE_MATH_ENV)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(hermetic.__file__))))
+        env.update(determinism.REPRODUCIBLE_MATH_ENV)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(determinism.__file__))))
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, capture_output=True, text=True, check=True)
     return done.stdout.strip()

@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-from exporter import golden, snapshot
+from exporter.checks import golden, snapshot
 from exporter.tests.tiny_model import tiny
 
 PT2 = "exporter/tests/tiny_ep.pt2"

@@ -1,10 +1,10 @@
-"""exporter.spec: size expressions, input building, and real exports of every input kind."""
+"""exporter.core.shape_spec: size expressions, input building, and real exports of every input kind."""
 
 import pytest
 import torch
 
-from exporter import spec as spec_lib
-from exporter.errors import UserError
+from exporter.core import shape_spec
+from exporter.core.errors import UserError
 from exporter.tests.export_harness import config_for, dims_by_axis, load_pt2, run_export, tensor
 
 ENTRY = "exporter.tests.spec_models:"
@@ -24,7 +24,7 @@ ENTRY = "exporter.tests.spec_models:"
     ],
 )
 def test_parse_size_accepts_linear_expressions(text, expected):
-    assert tuple(spec_lib.parse_size(text, {"dx": {}, "dy": {}})) == expected
+    assert tuple(shape_spec.parse_size(text, {"dx": {}, "dy": {}})) == expected
 
 
 @pytest.mark.parametrize(
@@ -44,29 +44,29 @@ def test_parse_size_accepts_linear_expressions(text, expected):
 )
 def test_parse_size_rejects_the_rest(text, message):
     with pytest.raises(ValueError, match=message):
-        spec_lib.parse_size(text, {"dx": {}, "dy": {}})
+        shape_spec.parse_size(text, {"dx": {}, "dy": {}})
 
 
 def test_parse_size_keeps_ints_and_sympy_names_as_dims():
-    assert spec_lib.parse_size(7, {}) == 7
+    assert shape_spec.parse_size(7, {}) == 7
     # N, S and E are sympy functions or constants; as dim names they are plain symbols.
-    assert tuple(spec_lib.parse_size("2*N+1", {"N": {}})) == ("N", 2, 1)
-    assert spec_lib.size_of("4*E-2", {"E": 3}) == 10
+    assert tuple(shape_spec.parse_size("2*N+1", {"N": {}})) == ("N", 2, 1)
+    assert shape_spec.size_of("4*E-2", {"E": 3}) == 10
 
 
 def test_format_linear_round_trips():
     for text in ("dx", "2*dx", "dx+1", "4*dx-2"):
-        assert spec_lib.format_linear(spec_lib.parse_size(text, {"dx": {}})) == text
+        assert shape_spec.format_linear(shape_spec.parse_size(text, {"dx": {}})) == text
 
 
 def test_example_tensor_fill_dtype_and_seed():
     g = torch.Generator().manual_seed(0)
-    assert spec_lib.example_tensor([], "int64", g, fill=4).item() == 4
-    assert spec_lib.example_tensor([2], "bool", g, fill=True).all()
-    a = spec_lib.example_tensor([3], "float32", torch.Generator().manual_seed(0))
-    b = spec_lib.example_tensor([3], "float32", torch.Generator().manual_seed(0))
+    assert shape_spec.example_tensor([], "int64", g, fill=4).item() == 4
+    assert shape_spec.example_tensor([2], "bool", g, fill=True).all()
+    a = shape_spec.example_tensor([3], "float32", torch.Generator().manual_seed(0))
+    b = shape_spec.example_tensor([3], "float32", torch.Generator().manual_seed(0))
     assert torch.equal(a, b)
-    assert spec_lib.example_tensor([3], "uint8", g).dtype == torch.uint8
+    assert shape_spec.example_tensor([3], "uint8", g).dtype == torch.uint8
 
 
 def _spec(inputs, dims=None):
@@ -79,7 +79,7 @@ def test_build_inputs_orders_positional_and_keyword_inputs():
             return a
 
     spec = _spec({"c": tensor([2]), "a": tensor(["n"]), "b": {"int": 3}}, {"n": {"min": 2, "max": 8, "example": 5}})
-    built = spec_lib.build_inputs(spec, M().forward, "//t:s")
+    built = shape_spec.build_inputs(spec, M().forward, "//t:s")
     assert [tuple(v.shape) if isinstance(v, torch.Tensor) else v for v in built.args] == [(5,), 3]
     assert list(built.kwargs) == ["c"]
     assert built.dynamic_shapes["a"][0].__name__ == "n"
@@ -95,7 +95,7 @@ def test_build_inputs_derived_dims_and_hints():
         {"x": tensor(["n", 6], hints=[None, "DYNAMIC"]), "y": tensor(["2*n+1", 3, 4], hints=[None, "AUTO", "STATIC"])},
         {"n": {"min": 2, "max": 8, "example": 3}},
     )
-    built = spec_lib.build_inputs(spec, M().forward, "//t:s")
+    built = shape_spec.build_inputs(spec, M().forward, "//t:s")
     assert tuple(built.args[1].shape) == (7, 3, 4)
     assert built.dynamic_shapes["x"][1] is torch.export.Dim.DYNAMIC
     assert str(built.dynamic_shapes["y"][0]) == "2*n + 1"
@@ -107,7 +107,7 @@ def test_build_inputs_without_dynamic_sizes_passes_none():
         def forward(self, x):
             return x
 
-    assert spec_lib.build_inputs(_spec({"x": tensor([2, 3])}), M().forward, "//t:s").dynamic_shapes is None
+    assert shape_spec.build_inputs(_spec({"x": tensor([2, 3])}), M().forward, "//t:s").dynamic_shapes is None
 
 
 @pytest.mark.parametrize(
@@ -123,7 +123,7 @@ def test_build_inputs_name_mismatches(inputs, message):
             return x
 
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        spec_lib.build_inputs(_spec(inputs), M().forward, "//t:s")
+        shape_spec.build_inputs(_spec(inputs), M().forward, "//t:s")
 
 
 def test_nested_inputs_export_with_a_shared_dim(tmp_path):
@@ -212,8 +212,8 @@ def test_ir_core_aten_decomposes_unless_kept(tmp_path):
 
 def test_executorch_example_models_as_entries(tmp_path):
     """entry may name an installed class; an EagerModelBase gives its get_eager_model()."""
-    from exporter.configs import ModelConfig
-    from exporter.model_loader import load_model
+    from exporter.actions.configs import ModelConfig
+    from exporter.core.model_loader import load_model
 
     lstm = load_model(ModelConfig.from_json({"label": "//t:m", "entry": "executorch.examples.models.lstm:LSTMModel"}))
     assert isinstance(lstm, torch.nn.Module) and "LSTM" in type(lstm).__name__

@@ -81,7 +81,7 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
     exporter_py(
         native.py_test,
         name = name,
-        module = "exporter.bundled_check",
+        module = "exporter.checks.bundled_cases",
         data = [config],
         args = ["$(rootpath {})".format(config)],
         **kwargs

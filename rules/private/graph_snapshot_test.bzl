@@ -70,7 +70,7 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
     )
     golden_test(
         name = name,
-        module = "exporter.golden",
+        module = "exporter.checks.golden",
         config = ":{}.config".format(name),
         golden = golden,
         update = update,
@@ -132,7 +132,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
     exporter_py(
         native.py_binary,
         name = name,
-        module = "exporter.golden",
+        module = "exporter.checks.golden",
         data = [":" + goldens],
         args = ["--update", "--list", "$(rootpath :{})".format(goldens)],
         **kwargs

@@ -238,7 +238,7 @@ def numerics_test(
     exporter_py(
         native.py_test,
         name = name,
-        module = "exporter.stateful" if steps else "exporter.numerics",
+        module = "exporter.checks.steps" if steps else "exporter.checks.numerics",
         data = [config],
         args = ["$(rootpath {})".format(config)],
         **kwargs

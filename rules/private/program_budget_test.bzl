@@ -147,7 +147,7 @@ def program_budget_test(
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
     golden_test(
         name = name,
-        module = "exporter.budget",
+        module = "exporter.checks.budget",
         config = ":{}.config".format(name),
         golden = golden,
         update = update,

@@ -16,7 +16,7 @@ def pte_inspect(name, program, **kwargs):
     exporter_py(
         native.py_binary,
         name = name,
-        module = "exporter.pte_inspect",
+        module = "exporter.formats.pte_inspect",
         data = [program],
         args = ["$(rootpaths {})".format(program)],
         **kwargs

@@ -43,7 +43,7 @@ def exporter_py(rule, name, module, data, args, **kwargs):
     Args:
       rule: native.py_test or native.py_binary.
       name: the target's name.
-      module: the exporter module to run, e.g. "exporter.golden".
+      module: the exporter module to run, e.g. "exporter.checks.golden".
       data: the files the module reads (configs, programs, goldens).
       args: its command line, e.g. ["$(rootpath :x.config)"].
       **kwargs: passed to the rule (tags, size, timeout, ...).
@@ -70,7 +70,7 @@ def golden_test(name, module, config, golden, update, **kwargs):
 
     Args:
       name: the test's name.
-      module: the exporter module the test runs, e.g. "exporter.budget".
+      module: the exporter module the test runs, e.g. "exporter.checks.budget".
       config: the label of the config the module reads, e.g. ":<name>.config".
       golden: the golden file, relative to the package; None or "" for none.
       update: the name of the update binary, by convention "<name>.update".
@@ -89,7 +89,7 @@ def golden_test(name, module, config, golden, update, **kwargs):
         exporter_py(
             native.py_binary,
             name = update,
-            module = "exporter.golden",
+            module = "exporter.checks.golden",
             data = [config],
             args = ["--update", "$(rootpath {})".format(config)],
             tags = kwargs.get("tags"),

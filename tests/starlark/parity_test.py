@@ -1,12 +1,13 @@
 """The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
-sympy parser in spec.py), and on the dtypes, backends, IRs, quantizers, schemes and kernel
+sympy parser in shape_spec.py), and on the dtypes, backends, IRs, quantizers, schemes and kernel
 libraries each accepts."""
 
 import json
 
 import pytest
 
-from exporter import configs, hermetic, kernels, lower, quantize, spec
+from exporter.actions import configs, lower, quantize
+from exporter.core import determinism, kernels, shape_spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -16,7 +17,7 @@ NAMES = {"dx": None, "seq": None, "n": None, "batch_2": None, "a": None, "b": No
 
 def _sympy(text):
     try:
-        parsed = spec.parse_size(text, NAMES)
+        parsed = shape_spec.parse_size(text, NAMES)
     except ValueError as e:
         return {"text": text, "error": str(e)}
     if isinstance(parsed, int):  # a plain int is a size, but not a derived one
@@ -39,7 +40,7 @@ def test_expressions_refused_only_at_analysis_still_parse_in_the_exporter():
 
 
 def test_dtypes_backends_and_irs_agree():
-    assert FACTS["dtypes"] == list(spec.DTYPES)
+    assert FACTS["dtypes"] == list(shape_spec.DTYPES)
     assert FACTS["backends"] == list(lower.BACKENDS)
     assert FACTS["irs"] == list(configs.IRS)
 
@@ -51,7 +52,7 @@ def test_quantizers_and_schemes_agree():
 
 
 def test_the_actions_math_environment_agrees():
-    assert FACTS["reproducible_math_env"] == hermetic.REPRODUCIBLE_MATH_ENV
+    assert FACTS["reproducible_math_env"] == determinism.REPRODUCIBLE_MATH_ENV
 
 
 def test_kernel_libraries_agree():
