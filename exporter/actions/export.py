@@ -4,7 +4,7 @@ import torch
 
 from exporter.core import export_errors, manifest, ranges, shape_spec
 from exporter.formats import pt2
-from exporter.core.errors import UserError
+from exporter.core.errors import Context, UserError
 from exporter.core.model_loader import load_model
 
 
@@ -83,7 +83,9 @@ def _export(module, inputs, config):
     except UserError:
         raise
     except Exception as e:
-        raise UserError(export_errors.explain(e, export_errors.Context(config))) from e
+        context = Context(config.label, model=config.model.label, spec_label=config.spec_label, spec=config.spec,
+                          export=config.options)
+        raise UserError(export_errors.explain(e, context)) from e
 
 
 def _check_specialised(specialised, config):

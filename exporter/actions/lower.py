@@ -1,6 +1,7 @@
 """The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
 
 import contextlib
+import dataclasses
 import json
 import os
 
@@ -11,7 +12,7 @@ from exporter.formats import program_summary
 from exporter.actions import selected_ops
 from exporter.core import shape_spec
 from exporter.formats import pt2
-from exporter.core.errors import UserError
+from exporter.core.errors import Context, UserError
 
 BACKENDS = ("xnnpack",)
 
@@ -158,7 +159,8 @@ def lowered(config, generate_etrecord=False):
     """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records) for a
     LowerConfig."""
     contexts = {
-        name: lowering_errors.Context(config.label, m.exported_label, config.backends, m.export, m.spec_label)
+        name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
+                      export=m.export, backends=tuple(config.backends))
         for name, m in config.methods.items()
     }
     programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
@@ -176,11 +178,10 @@ def lowered(config, generate_etrecord=False):
         for name, ep in programs.items():
             reason = buffers.diagnose(ep, name, contexts[name])
             if reason:
-                raise UserError(f"ExecuTorch lowering of {contexts[name].exported} failed: {reason}") from e
-        # One method's context names its target; with several, the message lists them all.
-        context = next(iter(contexts.values()))
-        if len(contexts) > 1:
-            context.exported_label = ", ".join(m.exported_label for m in config.methods.values())
+                raise UserError(f"ExecuTorch lowering of {contexts[name].exported_text} failed: {reason}") from e
+        # The failure is the whole program's: the message names every method's export.
+        context = dataclasses.replace(next(iter(contexts.values())),
+                                      exported=tuple(m.exported_label for m in config.methods.values()))
         raise UserError(lowering_errors.explain(e, context)) from e
     return et_program, constants, state
 

@@ -94,7 +94,7 @@ def diagnose(ep, method, context):
     mutated = mutations(ep)
     if not mutated:
         return None
-    head = f"{context.exported} (method {method}) mutates buffer"
+    head = f"{context.exported_text} (method {method}) mutates buffer"
     for name, ops in mutated.items():
         reshaping = [op for op in ops if op.startswith(_RESHAPING_OPS)]
         if reshaping:

@@ -22,17 +22,6 @@ _DIM_FIX = re.compile(r"^(\w+) = Dim\('\w+'(.*)\)$")
 _BOUND = re.compile(r"(min|max)=(\d+)")
 
 
-class Context:
-    """What a message needs to name: the export, model and spec targets, the spec, strict."""
-
-    def __init__(self, config):
-        self.label = config.label
-        self.model = config.model.label
-        self.spec_label = config.spec_label
-        self.spec = config.spec
-        self.strict = config.options.strict
-
-
 _EXPORTER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

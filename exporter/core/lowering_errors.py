@@ -16,21 +16,6 @@ _CONTROL_FLOW = re.compile(r"Unsupported control flow operator: (\w+)")
 _XNNPACK_FILES = "executorch/backends/xnnpack/"
 
 
-class Context:
-    """What a message names: the targets, the backends, the export's options and its spec."""
-
-    def __init__(self, label, exported_label, backends, export_options, spec_label=None):
-        self.label = label
-        self.exported = exported_label
-        self.backends = list(backends)
-        self.export = export_options  # configs.ExportOptions
-        self.spec_label = spec_label or "its shape_spec"
-
-    @property
-    def backend_text(self):
-        return ", ".join(self.backends) or "portable"
-
-
 def unbounded_sizes(ep, spec):
     """[(input path, axis, how it was asked for, traced size)] of sizes with no upper bound."""
     from torch.utils._sympy.value_ranges import bound_sympy
@@ -74,7 +59,7 @@ def unbounded_message(sizes, ctx):
         fix = f'give dims["{root}"] a max there, e.g. dim(max = N)'
     more = f" (and {len(sizes) - 1} more sizes)" if len(sizes) > 1 else ""
     traced_text = f" {traced}" if traced is not None else ""
-    return (f"{path} axis {axis} ({feature}){more} has no max in shape_spec {ctx.spec_label}, and "
+    return (f"{path} axis {axis} ({feature}){more} has no max in shape_spec {ctx.spec_text}, and "
             f"ExecuTorch plans memory for the largest size, so the .pte would accept only the "
             f"traced size{traced_text}; {fix}")
 
@@ -141,12 +126,12 @@ def _portable_fix(ctx, ops):
         names = [n for n in names if n not in decompose]
         ir = "" if ctx.export.ir != "training" else ' and ir = "inference"'
         if names:
-            return (f"set decompose = {_list(names + decompose)}{ir} on torch_export {ctx.exported} "
+            return (f"set decompose = {_list(names + decompose)}{ir} on torch_export {ctx.exported_text} "
                     f"so that it exports the op's decomposition in ATen ops (register one with "
                     f"torch._decomp.register_decomposition if it has none)")
     if ctx.export.ir != "core_aten":
-        return f'set ir = "core_aten" on torch_export {ctx.exported} (the ops the portable runtime has kernels for)'
-    return f"add the operators to decompose on torch_export {ctx.exported}"
+        return f'set ir = "core_aten" on torch_export {ctx.exported_text} (the ops the portable runtime has kernels for)'
+    return f"add the operators to decompose on torch_export {ctx.exported_text}"
 
 
 def _list(names):
@@ -155,7 +140,7 @@ def _list(names):
 
 def unresolved_message(ops, ctx):
     """The one-line error for custom operators the lowering cannot load."""
-    return (f"{ctx.exported} calls {', '.join(ops)}, which ExecuTorch has no kernel for (a Python "
+    return (f"{ctx.exported_text} calls {', '.join(ops)}, which ExecuTorch has no kernel for (a Python "
             f"custom op); {_portable_fix(ctx, ops)}")
 
 
@@ -165,7 +150,7 @@ def explain(exc, ctx):
     first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
     first = first.split(". ")[0]  # the first sentence; torch and ExecuTorch add paragraphs
     node = _failing_node(exc)
-    head = f"ExecuTorch lowering of {ctx.exported} for {ctx.backend_text} failed"
+    head = f"ExecuTorch lowering of {ctx.exported_text} for {ctx.backend_text} failed"
 
     missing = _MISSING_OUT.search(text)
     if missing:
@@ -185,7 +170,7 @@ def explain(exc, ctx):
     if _in_xnnpack(exc) and "xnnpack" in ctx.backends:
         fix = f"set backends = [] on {ctx.label} to run it on the portable runtime"
         if "dynamic" in first.lower():
-            fix += f", or make all but one of the input's dynamic sizes static in {ctx.spec_label}"
+            fix += f", or make all but one of the input's dynamic sizes static in {ctx.spec_text}"
         return f"{head}: the XNNPACK delegate cannot take it{at}: {reason}; {fix}"
     if "xnnpack" in ctx.backends:
         fix = f"try backends = [] on {ctx.label} to see whether the delegate is at fault"

@@ -9,9 +9,9 @@ import torch
 
 from exporter.actions import configs, lower, quantize
 from exporter.checks import steps
-from exporter.core import buffers, lowering_errors
+from exporter.core import buffers
 from exporter.formats import pt2
-from exporter.core.errors import UserError
+from exporter.core.errors import Context, UserError
 from exporter.tests import stateful_models
 
 X = torch.ones(1, 4)
@@ -73,7 +73,7 @@ def test_a_program_without_state_gets_no_record_and_no_new_bytes():
 
 
 def _context():
-    return lowering_errors.Context("//t:p", "//t:ep", [], configs.ExportOptions())
+    return Context("//t:p", exported=("//t:ep",), export=configs.ExportOptions())
 
 
 @pytest.mark.parametrize("model, needles", [
