@@ -18,6 +18,7 @@ import sys
 import torch
 
 from exporter.checks import numerics
+from exporter.core import dtypes
 from exporter.formats import program_summary, pte_schema
 
 
@@ -34,7 +35,7 @@ def _value(value):
     kind = program_summary.kind(val)
     if kind != "Tensor":
         return {"Int": lambda v: v.int_val, "Bool": lambda v: v.bool_val, "Double": lambda v: v.double_val}[kind](val)
-    dtype = getattr(torch, program_summary.DTYPE_NAMES.get(val.scalar_type, val.scalar_type.lower()))
+    dtype = getattr(torch, dtypes.torch_name(val.scalar_type))
     sizes = list(val.sizes)
     data = bytes(val.data)
     if not data:

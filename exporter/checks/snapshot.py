@@ -12,7 +12,7 @@ import importlib.metadata
 import sympy
 import torch
 
-from exporter.core import shape_spec
+from exporter.core import operators, shape_spec
 from exporter.formats import program_summary, pte_inspect
 
 HEADER = "# rules_torch_export graph snapshot of {label}"
@@ -118,17 +118,6 @@ class _Printer:
         return type(a).__name__  # never a repr that could hold an address
 
 
-def _target(node):
-    target = node.target
-    if isinstance(target, str):
-        return target
-    if hasattr(target, "_schema"):  # an OpOverload prints as aten.conv2d.default
-        return str(target)
-    if isinstance(target, torch._ops.HigherOrderOperator):  # cond, map: by name, not address
-        return f"torch.ops.higher_order.{target.name()}"
-    return f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', repr(target))}"
-
-
 def _graph_lines(gm, printer):
     lines = []
     for node in gm.graph.nodes:
@@ -139,7 +128,7 @@ def _graph_lines(gm, printer):
             continue
         args = [printer.arg(a) for a in node.args]
         args += [f"{k}={printer.arg(v)}" for k, v in node.kwargs.items()]
-        op = _target(node) if node.op == "call_function" else f"{node.op} {_target(node)}"
+        op = operators.name(node.target) if node.op == "call_function" else f"{node.op} {operators.name(node.target)}"
         lines.append(f"%{node.name} = {op}({', '.join(args)}) -> {printer.value(node.meta.get('val'))}")
     return lines
 

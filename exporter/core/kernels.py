@@ -18,6 +18,8 @@ The runtime's own operators (executorch_prim::*, aten::sym_size.int, ...) need n
 
 import os
 
+from exporter.core import operators
+from exporter.core.dtypes import executorch_name
 from exporter.core.errors import UserError
 
 BUILTIN = ("portable", "optimized", "quantized")
@@ -25,10 +27,6 @@ BUILTIN = ("portable", "optimized", "quantized")
 # executorch_program's kernels when the config names none: ExecuTorch's portable library.
 DEFAULT_KERNELS = ({"name": "portable"},)
 
-# ExecuTorch's ScalarType numbers (runtime/core/portable_type/scalar_type.h) and the names the
-# YAML's type aliases use.
-DTYPES = {0: "Byte", 1: "Char", 2: "Short", 3: "Int", 4: "Long", 5: "Half", 6: "Float", 7: "Double",
-          11: "Bool", 15: "BFloat16"}
 _TENSOR_KINDS = (5, 10, 11)  # Tensor, TensorList, optional TensorList in the program's values
 
 
@@ -43,16 +41,7 @@ def _runtime_ops():
     scalar arithmetic, as exir emits them."""
     from executorch.exir.passes import executorch_prim_ops_registry as prims
 
-    return {op_name(op.name()) for op in prims._EXECUTORCH_SYM_OPS if hasattr(op, "name")}
-
-
-def op_name(name, overload=""):
-    """'aten::add.out' from ('aten::add', 'out') or 'aten::add.out'; 'default' is no overload."""
-    if overload and overload != "default":
-        name = f"{name}.{overload}"
-    if name.endswith(".default"):
-        name = name[: -len(".default")]
-    return name if "::" in name else "aten::" + name
+    return {operators.kernel_name(op.name()) for op in prims._EXECUTORCH_SYM_OPS if hasattr(op, "name")}
 
 
 class Library:
@@ -72,9 +61,9 @@ class Library:
 
 def _entry_name(entry, where):
     if "op" in entry:
-        return op_name(str(entry["op"]))
+        return operators.kernel_name(str(entry["op"]))
     if "func" in entry:
-        return op_name(str(entry["func"]).split("(")[0].strip())
+        return operators.kernel_name(str(entry["func"]).split("(")[0].strip())
     raise UserError(f"{where}: an entry has neither `op` nor `func` ({sorted(entry)}); write each "
                     f"entry as `- op: add.out` or `- func: my_ns::my_op.out(Tensor self, *, "
                     f"Tensor(a!) out) -> Tensor(a!)`, as ExecuTorch's functions.yaml does")
@@ -143,7 +132,7 @@ def _registered():
     optimized library, which falls back to portable kernels)."""
     from executorch.extension.pybindings import portable_lib
 
-    return {op_name(n): None for n in portable_lib._get_operator_names()}
+    return {operators.kernel_name(n): None for n in portable_lib._get_operator_names()}
 
 
 def load(spec):
@@ -189,9 +178,9 @@ def used_operators(buffer):
     program = _get_program_from_buffer(buffer)
     used = {}
     for op, combos in _get_io_metadata_for_program_operators(program).items():
-        dtypes = used.setdefault(op_name(op), set())
+        dtypes = used.setdefault(operators.kernel_name(op), set())
         for combo in combos:
-            dtypes.update(DTYPES.get(m.dtype, str(m.dtype)) for m in combo if m.kernel_type in _TENSOR_KINDS)
+            dtypes.update(executorch_name(m.dtype) for m in combo if m.kernel_type in _TENSOR_KINDS)
     return used
 
 
@@ -200,7 +189,7 @@ def _methods_of(program, ops):
     where = {}
     for plan in program.execution_plan:
         for operator in plan.operators:
-            where.setdefault(op_name(operator.name, operator.overload), []).append(plan.name)
+            where.setdefault(operators.kernel_name(operator.name, operator.overload), []).append(plan.name)
     return {op: where.get(op, []) for op in ops}
 
 

@@ -11,6 +11,8 @@ import re
 
 import torch
 
+from exporter.core import operators
+
 _MISSING_OUT = re.compile(r"Missing out variants: (\{.*?\})")
 _CONTROL_FLOW = re.compile(r"Unsupported control flow operator: (\w+)")
 _XNNPACK_FILES = "executorch/backends/xnnpack/"
@@ -93,14 +95,6 @@ def _in_xnnpack(exc):
     return False
 
 
-def op_name(target):
-    """aten.unsqueeze_copy.default, torch.ops.higher_order.while_loop, zoo.clipped_swish.default."""
-    if isinstance(target, torch._ops.HigherOrderOperator):
-        return f"torch.ops.higher_order.{target.name()}"
-    target = getattr(target, "_op", target)  # ExecuTorch's EdgeOpOverload wraps torch's op
-    return str(target) if hasattr(target, "_schema") else getattr(target, "__name__", str(target))
-
-
 def where(node):
     """' in features.0.0 (torch.nn.modules.conv.Conv2d), at its conv2d call', as far as the .pt2 knows."""
     if node is None:
@@ -155,7 +149,7 @@ def explain(exc, ctx):
     missing = _MISSING_OUT.search(text)
     if missing:
         ops = sorted(ast.literal_eval(missing.group(1)))
-        dotted = [op.replace("::", ".") for op in ops]
+        dotted = [operators.dotted(op) for op in ops]
         return (f"{head}: no kernel for {', '.join(dotted)} (ExecuTorch needs an out-variant "
                 f"kernel for every operator outside a delegate); {_portable_fix(ctx, dotted)}")
 
@@ -165,7 +159,7 @@ def explain(exc, ctx):
         return (f"{head}: ExecuTorch cannot run {op}{where(node)}; rewrite that part of the model "
                 f"without {flow.group(1)} (unroll it, or use torch.cond, which ExecuTorch runs)")
 
-    at = f" at {op_name(node.target)}{where(node)}" if node is not None else ""
+    at = f" at {operators.name(node.target)}{where(node)}" if node is not None else ""
     reason = f"{type(exc).__name__}: {first.rstrip('. ')}"
     if _in_xnnpack(exc) and "xnnpack" in ctx.backends:
         fix = f"set backends = [] on {ctx.label} to run it on the portable runtime"
@@ -175,5 +169,5 @@ def explain(exc, ctx):
     if "xnnpack" in ctx.backends:
         fix = f"try backends = [] on {ctx.label} to see whether the delegate is at fault"
     else:
-        fix = _portable_fix(ctx, [op_name(node.target)] if node is not None else [])
+        fix = _portable_fix(ctx, [operators.name(node.target)] if node is not None else [])
     return f"{head}{at}: {reason}; {fix}"

@@ -5,6 +5,8 @@ import hashlib
 import json
 import os
 
+from exporter.core import operators
+
 
 def sha256_file(path):
     digest = hashlib.sha256()
@@ -114,11 +116,5 @@ def operator_histogram(graph_modules):
     for gm in graph_modules:
         for node in gm.graph.nodes:
             if node.op == "call_function":
-                counts[_op_name(node.target)] += 1
+                counts[operators.name(node.target)] += 1
     return dict(sorted(counts.items()))
-
-
-def _op_name(target):
-    if hasattr(target, "_schema"):  # a torch OpOverload prints as "aten.add.Tensor"
-        return str(target)
-    return f"{getattr(target, '__module__', '')}.{getattr(target, '__qualname__', str(target))}"

@@ -9,7 +9,7 @@ The spec's JSON form (shape_spec writes it; its analysis checks have run and fil
 
   NODE is one of
     {"tensor": {"shape": ["batch", "2*batch", 3],   # int, dim name, or a*dim+b (a >= 1)
-                "dtype": "float32",                 # see DTYPES
+                "dtype": "float32",                 # see dtypes.SHAPE_SPEC
                 "hints": [null, null, "STATIC"],    # per axis: AUTO/DYNAMIC/STATIC for int
                                                     # sizes, null for dim expressions
                 "example_shape": [2, 4, 3],         # the sizes export traces with
@@ -29,19 +29,6 @@ import json
 import re
 
 import torch
-
-DTYPES = {
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "int8": torch.int8,
-    "uint8": torch.uint8,
-    "int16": torch.int16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-    "bool": torch.bool,
-}
 
 HINTS = ("AUTO", "DYNAMIC", "STATIC")
 
@@ -194,7 +181,7 @@ def dim_uses(spec):
 
 def example_tensor(shape, dtype_name, generator, fill=None):
     """A seeded example tensor: normal floats, small non-negative ints, random bools."""
-    dtype = DTYPES[dtype_name]
+    dtype = getattr(torch, dtype_name)
     if fill is not None:
         return torch.full(shape, fill, dtype=dtype)
     if dtype.is_floating_point:

@@ -13,16 +13,8 @@ kind() and enum_name() paper over.
 
 import collections
 
-# ExecuTorch ScalarType names as torch spells them; the rest are lower-cased.
-DTYPE_NAMES = {
-    "BYTE": "uint8", "CHAR": "int8", "SHORT": "int16", "INT": "int32", "LONG": "int64",
-    "HALF": "float16", "FLOAT": "float32", "DOUBLE": "float64", "BOOL": "bool",
-    "BFLOAT16": "bfloat16", "UINT16": "uint16", "UINT32": "uint32", "UINT64": "uint64",
-}
-DTYPE_BYTES = {
-    "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "float32": 4,
-    "float64": 8, "bool": 1, "bfloat16": 2, "uint16": 2, "uint32": 4, "uint64": 8,
-}
+from exporter.core import dtypes, operators
+
 _VALUE_TYPES = {"Int": "int", "Bool": "bool", "Double": "float", "String": "str",
                 "IntList": "int list", "DoubleList": "float list", "BoolList": "bool list",
                 "TensorList": "tensor list", "OptionalTensorList": "optional tensor list",
@@ -41,7 +33,7 @@ def enum_name(value):
 
 def op_names(plan):
     """Each operator of an execution plan as ExecuTorch names it: "aten::add.out"."""
-    return [f"{op.name}.{op.overload}" if op.overload else op.name for op in plan.operators]
+    return [operators.program_name(op.name, op.overload) for op in plan.operators]
 
 
 def value_record(value):
@@ -50,8 +42,7 @@ def value_record(value):
         return {"type": "none"}
     if kind(value) != "Tensor":
         return {"type": _VALUE_TYPES.get(kind(value), kind(value))}
-    scalar_type = enum_name(value.scalar_type)
-    dtype = DTYPE_NAMES.get(scalar_type, str(scalar_type).lower())
+    dtype = dtypes.torch_name(value.scalar_type)
     sizes = list(value.sizes)
     numel = 1
     for size in sizes:
@@ -61,7 +52,7 @@ def value_record(value):
         "dtype": dtype,
         "sizes": sizes,  # upper bounds when the shape is dynamic
         "dynamism": enum_name(value.shape_dynamism).lower(),
-        "nbytes": numel * DTYPE_BYTES.get(dtype, 0),
+        "nbytes": numel * dtypes.element_bytes(dtype),
     }
 
 

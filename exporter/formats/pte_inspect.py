@@ -14,8 +14,8 @@ import json
 import os
 import sys
 
+from exporter.core import dtypes
 from exporter.formats import program_summary, pte_schema
-from exporter.formats.program_summary import DTYPE_NAMES  # noqa: F401  (the tests name dtypes with it)
 
 FORMAT = "rules_torch_export/pte-summary/1"
 
@@ -113,7 +113,7 @@ def summarize_ptd(path):
         tensors.append({
             "key": entry.key,
             "bytes": segments[entry.segment_index].size,
-            "dtype": DTYPE_NAMES.get(layout.scalar_type, str(layout.scalar_type).lower()) if layout else None,
+            "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
             "sizes": list(layout.sizes) if layout else None,
         })
     return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}

@@ -15,7 +15,7 @@ import yaml
 from runfiles import Runfiles
 
 from exporter.actions import etrecord, selected_ops
-from exporter.core import kernels
+from exporter.core import kernels, operators
 from exporter.core.errors import UserError
 
 RUNFILES = Runfiles.Create()
@@ -38,7 +38,7 @@ def _program(name):
 def _used(name):
     with open(_path(name + ".pte.json"), encoding="utf-8") as f:
         methods = json.load(f)["methods"]
-    return {kernels.op_name(op) for m in methods.values() for op in m["operators"]}
+    return {operators.kernel_name(op) for m in methods.values() for op in m["operators"]}
 
 
 def _yaml(tmp_path, text, name="ops.yaml"):
@@ -113,7 +113,7 @@ def test_the_built_in_lists_come_from_the_installed_executorch():
 def test_selected_operators_are_the_programs(program):
     with open(_path(program + ".selected_operators.yaml"), encoding="utf-8") as f:
         data = yaml.safe_load(f)
-    assert {kernels.op_name(op) for op in data["operators"]} == _used(program)
+    assert {operators.kernel_name(op) for op in data["operators"]} == _used(program)
     assert all(op["debug_info"] == [f"//exporter/tests:{program}"] for op in data["operators"].values())
     assert set(data["et_kernel_metadata"]) == set(data["operators"])
     assert all(key.startswith("v1/") for keys in data["et_kernel_metadata"].values() for key in keys)
@@ -121,7 +121,7 @@ def test_selected_operators_are_the_programs(program):
 
 def test_merged_lists_hold_every_program():
     merged = selected_ops.merge([_path(p + ".selected_operators.yaml") for p in ("tiny_portable_pte", "tiny_xnnpack_pte")])
-    assert {kernels.op_name(op) for op in merged["operators"]} == _used("tiny_portable_pte") | _used("tiny_xnnpack_pte")
+    assert {operators.kernel_name(op) for op in merged["operators"]} == _used("tiny_portable_pte") | _used("tiny_xnnpack_pte")
     shared = merged["operators"]["aten::add.out"]["debug_info"]
     assert shared == ["//exporter/tests:tiny_portable_pte", "//exporter/tests:tiny_xnnpack_pte"]
 

@@ -7,6 +7,7 @@ from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.runtime import Runtime
 
 from exporter.actions import lower
+from exporter.core import dtypes
 from exporter.formats import pte_inspect
 
 PROGRAMS = [
@@ -19,7 +20,7 @@ PROGRAMS = [
 def _runtime_dtype_name(code):
     """The runtime reports ScalarType codes; name them through the schema, as the inspector does."""
     enum = pte_inspect._load_schema().enums["ScalarType"][1]
-    return pte_inspect.DTYPE_NAMES.get(enum[code], enum[code].lower())
+    return dtypes.torch_name(enum[code])
 
 
 def _tensor_infos(meta, count, getter):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from exporter.actions import configs, lower, quantize
-from exporter.core import determinism, kernels, shape_spec
+from exporter.core import determinism, dtypes, kernels, shape_spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -40,7 +40,7 @@ def test_expressions_refused_only_at_analysis_still_parse_in_the_exporter():
 
 
 def test_dtypes_backends_and_irs_agree():
-    assert FACTS["dtypes"] == list(shape_spec.DTYPES)
+    assert FACTS["dtypes"] == list(dtypes.SHAPE_SPEC)
     assert FACTS["backends"] == list(lower.BACKENDS)
     assert FACTS["irs"] == list(configs.IRS)
 
