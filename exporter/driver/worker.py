@@ -1,26 +1,22 @@
-"""Bazel persistent worker (JSON protocol) for the exporter.
+"""Bazel persistent worker for the exporter (protobuf or JSON protocol: work_protocol.py).
 
 A warm parent imports torch and ExecuTorch and runs a tiny export or lowering once. Each
 WorkRequest runs in a child forked from it, so one model's imports, registered custom ops,
 global torch state or crash never reach the next request, and the parent's memory does not
-grow. A child's result comes back through a pipe (exporter/worker_child.py); the parent answers
-Bazel with one JSON line per request.
+grow. A child's result comes back through a pipe (worker_child.py); the parent answers Bazel
+with one WorkResponse per request.
 
 The worker is multiplexed: Bazel sends all of a mnemonic's concurrent requests to one worker
 process, so a clean build pays the warm-up (about 18 s of CPU for a lowering worker) once
 instead of once per concurrent action.
-
-Bazel 4.2.3 writes requests without a trailing newline, so requests are decoded from a byte
-stream with JSONDecoder.raw_decode instead of read line by line.
 """
 
-import codecs
-import json
+import base64
 import os
 import select
 import sys
 
-from exporter.driver import worker_child
+from exporter.driver import work_protocol, worker_child
 
 
 def warm_up(command):
@@ -38,28 +34,6 @@ def warm_up(command):
     action = configs.ACTIONS.get(command)
     if action is not None and action.worker:
         importlib.import_module(action.module).warm_up()
-
-
-class RequestReader:
-    """Decodes WorkRequests from a byte stream of concatenated JSON objects."""
-
-    def __init__(self, pending=""):
-        self._decoder = json.JSONDecoder()
-        self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.buffer = pending  # text not yet decoded into a request
-
-    def feed(self, chunk):
-        """Adds bytes read from stdin; returns the requests they completed."""
-        self.buffer += self._utf8.decode(chunk)
-        requests = []
-        while True:
-            self.buffer = self.buffer.lstrip()
-            try:
-                request, end = self._decoder.raw_decode(self.buffer)
-            except json.JSONDecodeError:
-                return requests  # empty, or an incomplete object: wait for more
-            self.buffer = self.buffer[end:]
-            requests.append(request)
 
 
 # The folders of the exporter package whose files are the toolchain's sources
@@ -86,30 +60,38 @@ def source_digest():
 _PENDING_VARIABLE = "RULES_TORCH_EXPORT_WORKER_PENDING"
 
 
-def _restart(protocol, original_env, pending):
-    """Replaces this process with a fresh worker, which runs the exporter code now on disk.
+def _restart(channel, original_env, reader, queued):
+    """Replaces this process with a fresh worker, which runs the exporter code now on disk, and
+    hands it the requests not yet started (queued, then what the reader holds undecoded).
 
     The pid, stdin and the protocol channel stay, so Bazel sees the same worker answer.
     """
-    os.dup2(protocol.fileno(), 1)
-    env = dict(original_env, **{_PENDING_VARIABLE: pending})
+    pending = b"".join(reader.encode(r) for r in queued) + reader.undecoded()
+    os.dup2(channel.fileno(), 1)
+    env = dict(original_env, **{_PENDING_VARIABLE: f"{reader.protocol}:{base64.b64encode(pending).decode()}"})
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 
+def _reader():
+    """The request reader, with what a restarted worker's predecessor left it."""
+    protocol, _, pending = os.environ.pop(_PENDING_VARIABLE, "").partition(":")
+    return work_protocol.Reader(base64.b64decode(pending), protocol or None)
+
+
 def serve(command):
-    """The worker loop: a JSON WorkResponse line for each WorkRequest, until stdin closes.
+    """The worker loop: a WorkResponse for each WorkRequest, until stdin closes.
 
     Requests may arrive while others run (Bazel multiplexes them, with distinct requestIds):
     each runs in its own child and is answered when it ends. The parent stays one thread and
-    waits in select() on stdin and the children's pipes. command ("export" or "lower") is what
-    this worker's requests will do, for warm_up().
+    waits in select() on stdin and the children's pipes. command (an action's, e.g. "lower") is
+    what this worker's requests will do, for warm_up().
     """
     from exporter.driver import isolation
 
     original_env = dict(os.environ)
-    reader = RequestReader(os.environ.pop(_PENDING_VARIABLE, ""))
+    reader = _reader()
     # Keep the protocol channel private: anything printed during warm-up goes to stderr.
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     isolation.sweep_dead_private_dirs()  # left by workers that were SIGKILLed
     cache_dir = isolation.private_cache_dir()  # children's private folders are made inside it
@@ -128,10 +110,9 @@ def serve(command):
             stale = bool(queued) and source_digest() != started_with
             if stale and not running:
                 isolation.remove_dir(cache_dir)
-                pending = "".join(json.dumps(r) for r in queued) + reader.buffer
-                _restart(protocol, original_env, pending)
+                _restart(channel, original_env, reader, queued)
             while queued and not stale:
-                child = worker_child.Child(queued.pop(0), protocol.fileno())
+                child = worker_child.Child(queued.pop(0), channel.fileno())
                 running[child.fd] = child
             watched = list(running) + ([0] if stdin_open and not stale else [])
             for fd in select.select(watched, [], [])[0]:
@@ -141,8 +122,8 @@ def serve(command):
                     queued += reader.feed(chunk)
                 elif not running[fd].read():
                     response = running.pop(fd).response()
-                    protocol.write(json.dumps(response) + "\n")
-                    protocol.flush()
+                    channel.write(work_protocol.encode_response(response, reader.protocol))
+                    channel.flush()
     finally:
         isolation.remove_dir(cache_dir)
     return 0

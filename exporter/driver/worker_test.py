@@ -1,4 +1,5 @@
-"""The persistent worker, driven over its JSON protocol as Bazel 4.2.3 drives it."""
+"""The persistent worker, driven as Bazel 4.2.3 drives it: over protobuf, its default protocol (and
+over JSON, the other one)."""
 
 import json
 import os
@@ -12,6 +13,8 @@ import time
 
 import pytest
 from runfiles import Runfiles
+
+from exporter.driver import work_protocol
 
 MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
 
@@ -99,9 +102,10 @@ def params_for(name, entry):
 
 
 class Worker:
-    """A worker process, spoken to without trailing newlines, as Bazel 4.2.3 does."""
+    """A worker process, spoken to as Bazel 4.2.3 does: protobuf messages, or JSON objects
+    without trailing newlines."""
 
-    def __init__(self, main=MAIN):
+    def __init__(self, main=MAIN, protocol=work_protocol.PROTO):
         self.proc = subprocess.Popen(
             [sys.executable, main, "--warm=lower", "--persistent_worker"],
             stdin=subprocess.PIPE,
@@ -110,18 +114,30 @@ class Worker:
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
         self.next_id = 0
+        self.protocol = protocol
+        self.received = b""  # bytes of a response not yet complete
+        self.responses = []  # complete responses not yet received
 
     def send(self, params):
         self.next_id += 1
-        request = {"arguments": [params], "inputs": [], "requestId": self.next_id}
-        self.proc.stdin.write(json.dumps(request).encode())  # no newline
+        request = {"arguments": [params], "requestId": self.next_id}
+        if self.protocol == work_protocol.JSON:
+            self.proc.stdin.write(json.dumps(dict(request, inputs=[])).encode())  # no newline
+        else:
+            self.proc.stdin.write(work_protocol.encode_request(request))
         self.proc.stdin.flush()
         return self.next_id
 
     def receive(self, timeout=240):
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
-        return json.loads(self.proc.stdout.readline())
+        deadline = time.monotonic() + timeout
+        while not self.responses:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0, deadline - time.monotonic()))
+            assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            assert chunk, "the worker closed its output"
+            responses, self.received = work_protocol.decode_responses(self.received + chunk, self.protocol)
+            self.responses += responses
+        return self.responses.pop(0)
 
     def request(self, params):
         request_id = self.send(params)
@@ -192,6 +208,9 @@ def test_a_crashing_model_fails_only_its_own_target(worker, workdir, entry, need
     assert response["exitCode"] == 1
     assert response["output"].startswith("ERROR: //zoo:crash: ")
     assert needle in response["output"]
+    if needle != "SystemExit":  # a crash of the process: the hint names the one-shot strategy for
+        # this action's mnemonic (actions/configs.py)
+        assert "--strategy=TorchExport=sandboxed`" in response["output"]
     assert not (workdir / "crash.pt2").exists()
     assert worker.request(params_for("after", "zoo.models:Tiny"))["exitCode"] == 0
 
@@ -237,7 +256,7 @@ def test_edited_exporter_code_is_not_served_stale(workdir):
     w = Worker(main=str(copy / "exporter" / "main.py"))
     try:
         assert w.request(params_for("before_edit", "zoo.models:Tiny"))["exitCode"] == 0
-        export_py = copy / "exporter" / "export.py"
+        export_py = copy / "exporter" / "actions" / "export.py"
         export_py.write_text(export_py.read_text().replace(
             '"format": "rules_torch_export/pt2-manifest/1"', '"format": "edited"'))
         # Two requests at once: both reach the restarted worker, which runs the edited code.
@@ -267,3 +286,21 @@ def test_concurrent_requests_each_get_their_own_answer(worker, workdir):
     assert by_id[fast]["exitCode"] == 0 and by_id[slow]["exitCode"] == 0, by_id
     assert by_id[crash]["exitCode"] == 1 and "SIGSEGV" in by_id[crash]["output"]
     assert (workdir / "fast.pt2").exists() and (workdir / "sleepy.pt2").exists()
+
+
+def test_the_json_protocol_gives_the_same_answers(workdir):
+    """A toolchain may ask Bazel for JSON (requires-worker-protocol=json): the worker tells it
+    from the first request and answers in JSON lines, with the same bytes and isolation."""
+    w = Worker(protocol=work_protocol.JSON)
+    try:
+        assert w.request(params_for("json_same", "zoo.models:Tiny"))["exitCode"] == 0
+        from_worker = (workdir / "json_same.pt2").read_bytes()
+        assert one_shot(params_for("json_same", "zoo.models:Tiny")).returncode == 0
+        assert from_worker == (workdir / "json_same.pt2").read_bytes()
+        crash = w.send(params_for("json_crash", "zoo.models:segfault"))
+        fine = w.send(params_for("json_fine", "zoo.models:Tiny"))
+        by_id = {r["requestId"]: r for r in (w.receive(), w.receive())}
+        assert by_id[crash]["exitCode"] == 1 and "SIGSEGV" in by_id[crash]["output"]
+        assert by_id[fine]["exitCode"] == 0, by_id[fine]["output"]
+    finally:
+        w.close()
