@@ -1,6 +1,5 @@
-"""The runner behind program_budget_test: a program's sizes against its limits and its golden.
-
-    budget.py CONFIG.json
+"""The runner behind program_budget_test: a program's sizes against its limits and its golden
+(run, on a configs.BudgetConfig).
 
 The figures (the .pte's and .ptd's sizes, each method's planned memory) come from the
 program's manifest, which the lowering wrote. The breakdown of what fills the .pte (named
@@ -14,6 +13,7 @@ import math
 import os
 import sys
 
+from exporter.checks import configs
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -41,28 +41,28 @@ def _read_json(path):
 def figures(config, manifest):
     """{figure name: bytes}: ".pte", ".ptd" (external weights) and "planned <method>"."""
     found = {".pte": manifest["pte"]["size"]}
-    if config.get("ptd"):
+    if config.ptd:
         found[".ptd"] = manifest["ptd"]["size"]
-    for method in config["methods"]:
+    for method in config.methods:
         found[f"planned {method}"] = manifest["methods"][method]["planned_memory"]["bytes"]
     return found
 
 
 def limits(config):
     """{figure name: limit in bytes} for the figures the test limits."""
-    given = config["limits"]
-    found = {".pte": given.get("pte_bytes"), ".ptd": given.get("ptd_bytes")}
-    found.update({f"planned {m}": size for m, size in given.get("planned_bytes", {}).items()})
+    given = config.limits
+    found = {".pte": given.pte_bytes, ".ptd": given.ptd_bytes}
+    found.update({f"planned {m}": size for m, size in given.planned_bytes.items()})
     return {name: size for name, size in found.items() if size is not None}
 
 
 def golden_text(config):
     """The golden's text: the current figures, and the toolchain that produced them."""
-    manifest = _read_json(config["manifest"])
+    manifest = _read_json(config.manifest)
     toolchain = manifest.get("toolchain", {})
     return json.dumps({
         "format": GOLDEN_FORMAT,
-        "program": config["program"],
+        "program": config.program,
         "figures": figures(config, manifest),
         "toolchain": {k: toolchain[k] for k in ("executorch", "torch") if k in toolchain},
     }, indent=2, sort_keys=True) + "\n"
@@ -138,40 +138,40 @@ def _row(name, now, limit, before, allowed):
 
 def _golden_figures(config):
     """(figures recorded in the golden, toolchain it names), or raises FileNotFoundError."""
-    recorded = _read_json(config["golden"])
+    recorded = _read_json(config.golden)
     return recorded.get("figures", {}), recorded.get("toolchain", {})
 
 
-def check(config):
-    """(ok, report text) of one program_budget_test."""
-    manifest = _read_json(config["manifest"])
+def run(config):
+    """(ok, report text) of one program_budget_test (a configs.BudgetConfig)."""
+    manifest = _read_json(config.manifest)
     now, limit = figures(config, manifest), limits(config)
-    allowed = config.get("max_growth_percent")
-    update = f"bazel run {config['update_target']}"
+    allowed = config.max_growth_percent
+    update = f"bazel run {config.update_target}"
     golden, recorded_toolchain, problems = {}, {}, []
-    if config.get("golden"):
-        if not os.path.exists(config["golden"]):
-            return False, (f"FAIL {config['label']}: the golden {config['golden']} does not exist. "
+    if config.golden:
+        if not os.path.exists(config.golden):
+            return False, (f"FAIL {config.label}: the golden {config.golden} does not exist. "
                            f"Record the current figures with:\n  {update}\n")
         golden, recorded_toolchain = _golden_figures(config)
         problems += [("growth", f"the golden has no figure for {name}") for name in now if name not in golden]
-    lines = [f"{config['label']}: the budget of {config['program']}"]
+    lines = [f"{config.label}: the budget of {config.program}"]
     failures = []
     for name, size in now.items():
         line, failed = _row(name, size, limit.get(name), golden.get(name), allowed)
         lines.append(line)
         failures += failed
-    with open(config["pte"], "rb") as f:
+    with open(config.pte, "rb") as f:
         pte = f.read()
     lines.append("What fills the .pte, biggest first:")
     for size, what in contributors(pte)[:TOP_CONTRIBUTORS]:
         lines.append(f"  {human(size):<32}  {100.0 * size / manifest['pte']['size']:5.1f}%  {what}")
-    if config.get("ptd"):
-        tensors = pte_inspect.summarize_ptd(config["ptd"])["tensors"]
+    if config.ptd:
+        tensors = pte_inspect.summarize_ptd(config.ptd)["tensors"]
         lines.append(f"Largest tensors of the .ptd ({len(tensors)} in all):")
         for t in sorted(tensors, key=lambda t: (-t["bytes"], t["key"]))[:TOP_CONTRIBUTORS]:
             lines.append(f"  {human(t['bytes']):<32}  {t['key']}")
-    for method in config["methods"]:
+    for method in config.methods:
         if now[f"planned {method}"]:
             lines.append(f"Largest planned tensors of {method} (upper bounds):")
             lines += [f"  {human(size):<32}  {what}" for size, what in planned_tensors(pte, method)]
@@ -182,7 +182,7 @@ def check(config):
         lines.append(f"Note: {', '.join(shrunk)} shrank past the allowance; lower the golden with: {update}")
     if not failures:
         return True, "\n".join(lines) + "\n"
-    lines.append(f"FAIL {config['label']}:")
+    lines.append(f"FAIL {config.label}:")
     lines += [f"  {sentence}" for _, sentence in failures]
     current = {k: manifest.get("toolchain", {}).get(k) for k in ("executorch", "torch")}
     if recorded_toolchain and recorded_toolchain != current:
@@ -190,17 +190,14 @@ def check(config):
                      f"whose lowering may explain the change.")
     kinds = {kind for kind, _ in failures}
     if "limit" in kinds:
-        lines.append(f"To fix: shrink the program, or raise the limit on {config['label']} in its BUILD file.")
+        lines.append(f"To fix: shrink the program, or raise the limit on {config.label} in its BUILD file.")
     if "growth" in kinds:
         lines.append(f"If the growth is intended, record the new figures (and review the golden's diff) with:\n  {update}")
     return False, "\n".join(lines) + "\n"
 
 
 def main(argv):
-    config = _read_json(argv[0])
-    ok, report = check(config)
-    (sys.stdout if ok else sys.stderr).write(report)
-    return 0 if ok else 1
+    return configs.main(argv, configs.BudgetConfig, run)
 
 
 if __name__ == "__main__":

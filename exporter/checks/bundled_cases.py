@@ -1,6 +1,5 @@
-"""The runner behind bundled_program_test: a .bpte's test cases in the ExecuTorch runtime.
-
-    bundled_check.py CONFIG.json
+"""The runner behind bundled_program_test: a .bpte's test cases in the ExecuTorch runtime (run, on
+a configs.BundledCasesConfig).
 
 It does what a device farm does with a .bpte: ExecuTorch's bundled-program API loads each
 case's inputs into the method, runs it, and compares the outputs with the bundled expected
@@ -17,7 +16,7 @@ import sys
 
 import torch
 
-from exporter.checks import numerics
+from exporter.checks import configs, numerics
 from exporter.core import dtypes
 from exporter.formats import program_summary, pte_schema
 
@@ -59,21 +58,21 @@ def _describe(tensors):
 
 
 def run(config):
-    """(ok, report text)."""
+    """(ok, report text) of a configs.BundledCasesConfig."""
     from executorch.extension.pybindings.portable_lib import (
         _load_bundled_program_from_buffer,
         _load_for_executorch_from_bundled_program,
     )
 
-    with open(config["manifest"], encoding="utf-8") as f:
+    with open(config.manifest, encoding="utf-8") as f:
         manifest = json.load(f)
-    with open(config["bpte"], "rb") as f:
+    with open(config.bpte, "rb") as f:
         buf = f.read()
     rtol, atol = numerics.tolerances(config)
     cases = read_cases(buf)
     bundle = _load_bundled_program_from_buffer(buf)
     module = None
-    lines = [f"{config['label']}: {config['bundle']} ({manifest['program']['label']}) in the ExecuTorch "
+    lines = [f"{config.label}: {config.bundle} ({manifest['program']['label']}) in the ExecuTorch "
              f"runtime, {sum(map(len, cases.values()))} bundled cases (rtol {rtol:g}, atol {atol:g})"]
     ok = bool(cases)
     if not cases:
@@ -101,16 +100,12 @@ def run(config):
             lines.append(f"  {name}: {verdict}")
     if not ok:
         lines.append(f"The device would fail these cases too. If the difference is expected, set rtol/atol on "
-                     f"{config['label']}; otherwise the .pte does not compute what its reference computed.")
+                     f"{config.label}; otherwise the .pte does not compute what its reference computed.")
     return ok, "\n".join(lines) + "\n"
 
 
 def main(argv):
-    with open(argv[0], encoding="utf-8") as f:
-        config = json.load(f)
-    ok, report = run(config)
-    (sys.stdout if ok else sys.stderr).write(report)
-    return 0 if ok else 1
+    return configs.main(argv, configs.BundledCasesConfig, run)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ import math
 
 import torch
 
+from exporter.checks import configs
+
+
 def _tapped_program(ep, backends):
     """(ExecuTorch program with every operator's output tapped, tap specs, tapped ExportedProgram)."""
     from executorch.devtools.intermediate_output_tap import (
@@ -130,7 +133,7 @@ def _first(findings, what):
 
 def report(config, ep, reference, runs, rtol, atol):
     """Report lines for a failed numerics_test: runs is [(case name, args, kwargs, feed)]."""
-    backends, note = list(config.get("backends", [])), ""
+    backends, note = list(config.backends), ""
     try:
         et_program, specs, tapped = _tapped_program(ep, backends)
     except Exception as e:  # e.g. taps between quantize and dequantize break XNNPACK's passes
@@ -172,9 +175,9 @@ def report(config, ep, reference, runs, rtol, atol):
 
 def _sqnr_floor(config):
     """The SQNR below which an operator departs, for tests judged by SQNR (quantized programs)."""
-    if config.get("min_sqnr_db") is not None:
-        return float(config["min_sqnr_db"])
-    return 20.0 if config.get("quantized") else None  # numerics.DEFAULT_QUANTIZED_SQNR_DB, which imports us
+    if config.min_sqnr_db is not None:
+        return float(config.min_sqnr_db)
+    return configs.DEFAULT_QUANTIZED_SQNR_DB if config.quantized else None
 
 
 def _first_line(error):

@@ -14,29 +14,31 @@ import json
 import os
 import sys
 
+from exporter.checks import configs
+
 MAX_DIFF_LINES = 400
 
 
 def _load_config(path):
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        return configs.golden_config(json.load(f))
 
 
 def render(config):
     """The golden text of a config: a budget's figures, or the snapshot of its .pt2 (and .pte)."""
-    if config.get("kind") == "budget":  # program_budget_test; it checks the golden itself
+    if config.kind == "budget":  # program_budget_test; it checks the golden itself
         from exporter.checks import budget
 
         return budget.golden_text(config)
     from exporter.checks import snapshot
     from exporter.formats import pt2
 
-    ep = pt2.load(config["pt2"])
+    ep = pt2.load(config.pt2)
     pte_bytes = None
-    if config.get("pte"):
-        with open(config["pte"], "rb") as f:
+    if config.pte:
+        with open(config.pte, "rb") as f:
             pte_bytes = f.read()
-    return snapshot.render(config["subject"], ep, config.get("spec"), pte_bytes)
+    return snapshot.render(config.subject, ep, config.spec, pte_bytes)
 
 
 def _version_note(golden_text):
@@ -65,26 +67,26 @@ def _save_actual(config, text):
     """Leaves the new text in bazel-testlogs/.../test.outputs for a closer look."""
     out_dir = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
     if out_dir:
-        with open(os.path.join(out_dir, os.path.basename(config["golden"])), "w", encoding="utf-8") as f:
+        with open(os.path.join(out_dir, os.path.basename(config.golden)), "w", encoding="utf-8") as f:
             f.write(text)
 
 
-def check(config):
-    """Returns (ok, message) for one snapshot test."""
+def run(config):
+    """(ok, message) of one snapshot test (a configs.SnapshotConfig)."""
     actual = render(config)
-    command = f"bazel run {config['update_target']}"
-    golden = config["golden"]
+    command = f"bazel run {config.update_target}"
+    golden = config.golden
     if not os.path.exists(golden):
-        return False, (f"FAIL {config['label']}: the golden {golden} does not exist. Create it with:\n"
+        return False, (f"FAIL {config.label}: the golden {golden} does not exist. Create it with:\n"
                        f"  {command}\n")
     with open(golden, encoding="utf-8") as f:
         expected = f.read()
     if expected == actual:
-        return True, f"ok {config['label']}: {config['subject']} matches {golden}\n"
+        return True, f"ok {config.label}: {config.subject} matches {golden}\n"
     _save_actual(config, actual)
     note = _version_note(expected)
     message = (note + "\n" if note else "") + (
-        f"FAIL {config['label']}: the graph of {config['subject']} differs from {golden}:\n"
+        f"FAIL {config.label}: the graph of {config.subject} differs from {golden}:\n"
         f"{_diff(expected, actual, golden)}"
         f"If the change is intended, accept it with:\n  {command}\n")
     return False, message
@@ -92,17 +94,17 @@ def check(config):
 
 def update(config, workspace):
     """Writes the golden into the source tree; returns a one-line report."""
-    target = os.path.join(workspace, config["golden"])
+    target = os.path.join(workspace, config.golden)
     text = render(config)
     if os.path.exists(target):
         with open(target, encoding="utf-8") as f:
             if f.read() == text:
-                return f"unchanged {config['golden']}"
+                return f"unchanged {config.golden}"
     os.makedirs(os.path.dirname(target), exist_ok=True)
     with open(target + ".tmp", "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(target + ".tmp", target)
-    return f"wrote {config['golden']}"
+    return f"wrote {config.golden}"
 
 
 def _config_paths(argv):
@@ -121,18 +123,18 @@ def _config_paths(argv):
 
 def main(argv):
     updating = "--update" in argv
-    configs = [_load_config(p) for p in _config_paths(argv)]
+    loaded = [_load_config(p) for p in _config_paths(argv)]
     if updating:
         workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
         if not workspace:
             print("golden: --update writes into the source tree; run it with `bazel run`", file=sys.stderr)
             return 2
-        for config in configs:
+        for config in loaded:
             print(update(config, workspace))
         return 0
     failed = 0
-    for config in configs:
-        ok, message = check(config)
+    for config in loaded:
+        ok, message = run(config)
         (sys.stdout if ok else sys.stderr).write(message)
         failed += not ok
     return 1 if failed else 0

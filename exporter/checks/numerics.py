@@ -1,6 +1,5 @@
-"""The runner behind numerics_test: the .pte in the ExecuTorch runtime against the eager model.
-
-    numerics.py CONFIG.json
+"""The runner behind numerics_test: the .pte in the ExecuTorch runtime against the eager model
+(run, on a configs.NumericsConfig; steps.py runs the tests with steps).
 
 Inputs are seeded and cover every dynamic dim at its min, its tracing example and its max
 (all dims together), plus the shapes the test lists. For each output it reports the worst
@@ -11,22 +10,17 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 
 import json
 import math
-import os
 import sys
 
 import torch
 
+from exporter.checks import configs
 from exporter.core import shape_spec
-from exporter.formats import pt2
 from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
+from exporter.formats import pt2
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
-
-# A quantized program with no floor or tolerance set: int8 rounding bounds a single layer's
-# SQNR near 40 dB; a deep network loses some, and 20 dB (noise at a tenth of the signal's
-# amplitude) still separates a working program from a broken one (docs/quantization.md).
-DEFAULT_QUANTIZED_SQNR_DB = 20.0
 
 
 def default_tolerances(backends):
@@ -39,10 +33,10 @@ def default_tolerances(backends):
 
 
 def tolerances(config):
-    """(rtol, atol) of a test's config: its own, else its backends' defaults."""
-    default_rtol, default_atol = default_tolerances(config.get("backends", []))
-    rtol = config["rtol"] if config.get("rtol") is not None else default_rtol
-    atol = config["atol"] if config.get("atol") is not None else default_atol
+    """(rtol, atol) of a test's config (its .tolerances, else its .backends' defaults)."""
+    default_rtol, default_atol = default_tolerances(config.backends)
+    rtol = config.tolerances.rtol if config.tolerances.rtol is not None else default_rtol
+    atol = config.tolerances.atol if config.tolerances.atol is not None else default_atol
     return rtol, atol
 
 
@@ -117,11 +111,11 @@ class Floors:
     """The accuracy floors of a numerics_test: SQNR per output and case, top-1 over all cases."""
 
     def __init__(self, config):
-        self.sqnr = config.get("min_sqnr_db")
-        self.top1 = config.get("min_top1_agreement")
-        no_setting = all(config.get(k) is None for k in ("min_sqnr_db", "min_top1_agreement", "rtol", "atol"))
-        if config.get("quantized") and no_setting:
-            self.sqnr = DEFAULT_QUANTIZED_SQNR_DB
+        self.sqnr = config.min_sqnr_db
+        self.top1 = config.min_top1_agreement
+        no_setting = self.sqnr is None and self.top1 is None and not config.tolerances.set
+        if config.quantized and no_setting:
+            self.sqnr = configs.DEFAULT_QUANTIZED_SQNR_DB
         self.agree, self.rows = 0, 0
 
     @property
@@ -152,14 +146,14 @@ def check_not_calibration(config, feeds):
     """A quantized program is judged on inputs it was not calibrated on; raises if one was."""
     from exporter.actions import calibrate
 
-    batches = calibrate.load(config["calibration"]["batches"])
+    batches = calibrate.load(config.calibration.batches)
     seen = [t for b in batches for t in torch.utils._pytree.tree_leaves(b) if isinstance(t, torch.Tensor)]
     for name, feed in feeds:
         for t in feed:
             if isinstance(t, torch.Tensor) and any(c.shape == t.shape and torch.equal(c, t) for c in seen):
                 raise ValueError(
                     f"case {name!r} feeds an input that is also a batch of calibration_data "
-                    f"{config['calibration']['label']}; calibrate on other data"
+                    f"{config.calibration.label}; calibrate on other data"
                 )
 
 
@@ -169,35 +163,34 @@ def load_methods(config, names):
     writes the initial value of the buffers it keeps, which its methods share). With external
     weights it loads the .ptd too (executorch.runtime takes no data file in ExecuTorch 1.4.1;
     the module API does, and loads every method when it opens the program)."""
-    if config.get("ptd"):
+    if config.ptd:
         from executorch.extension.pybindings.portable_lib import _load_for_executorch
 
-        module = _load_for_executorch(config["pte"], data_path=config["ptd"])
+        module = _load_for_executorch(config.pte, data_path=config.ptd)
         return {name: ((lambda inputs, name=name: module.run_method(name, inputs)),
                        module.method_meta(name).num_inputs()) for name in names}
     from executorch.runtime import Runtime
 
-    program = Runtime.get().load_program(config["pte"])
+    program = Runtime.get().load_program(config.pte)
     methods = {name: program.load_method(name) for name in names}
     return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
 
 
 def load_method(config):
     """(execute, number of inputs) of the method the test runs (see load_methods)."""
-    return load_methods(config, [config["method"]])[config["method"]]
+    return load_methods(config, [config.method])[config.method]
 
 
 def reference_module(config, ep):
-    from exporter.actions.configs import ModelConfig
+    """(what computes the expected outputs, its description) for the test's reference."""
     from exporter.core.model_loader import load_model
 
-    if config["reference"] == "exported":
-        return ep.module(), f"the exported program {config['exported_label']}"
-    if config["reference"] == "program":
-        other = config["reference_program"]
+    if config.reference == "exported":
+        return ep.module(), f"the exported program {config.exported_label}"
+    if config.reference == "program":
+        other = config.reference_program
         return pt2.load(other["pt2"]).module(), f"the program {other['label']}"
-    model = load_model(ModelConfig.from_json(config["model"]))
-    return model, f"the eager model {config['model']['label']}"
+    return load_model(config.model), f"the eager model {config.model.label}"
 
 
 class Checks:
@@ -207,8 +200,7 @@ class Checks:
         self.rtol, self.atol = tolerances(config)
         self.floors = Floors(config)
         # With accuracy floors, elementwise tolerances apply only when the test sets them.
-        self.elementwise = (not self.floors.active or config.get("rtol") is not None
-                            or config.get("atol") is not None)
+        self.elementwise = not self.floors.active or config.tolerances.set
 
     def describe(self):
         checks = [f"rtol {self.rtol:g}, atol {self.atol:g}"] if self.elementwise else []
@@ -249,28 +241,28 @@ class Checks:
             lines += explain()
         if not ok:
             lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
-                         f"min_top1_agreement) on {config['label']}; otherwise the .pte does not compute "
+                         f"min_top1_agreement) on {config.label}; otherwise the .pte does not compute "
                          f"what the model computes.")
         return ok, "\n".join(lines) + "\n"
 
 
 def run(config):
     """Runs every case; returns (ok, report text)."""
-    ep = pt2.load(config["pt2"])
-    with open(config["pt2_manifest"], encoding="utf-8") as f:
+    ep = pt2.load(config.pt2)
+    with open(config.pt2_manifest, encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
     reference, reference_name = reference_module(config, ep)
     execute, n_inputs = load_method(config)
     checks = Checks(config)
-    lines = [f"{config['label']}: {config['program']} in the ExecuTorch runtime vs {reference_name} "
+    lines = [f"{config.label}: {config.program} in the ExecuTorch runtime vs {reference_name} "
              f"({checks.describe()})"]
     ok = True
     runs = []
     module = ep.module()  # its signature names the arguments; built once, not per case
-    for name, sizes in cases(config["spec"], ranges, config.get("inputs", [])):
-        args, kwargs = shape_spec.call_arguments(ep, make_inputs(config["spec"], sizes), module)
+    for name, sizes in cases(config.spec, ranges, config.inputs):
+        args, kwargs = shape_spec.call_arguments(ep, make_inputs(config.spec, sizes), module)
         runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
-    if config.get("calibration"):
+    if config.calibration:
         check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])
     for name, args, kwargs, feed in runs:
         lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
@@ -286,18 +278,9 @@ def run(config):
     return checks.finish(ok, config, lines, explain)
 
 
-def main(argv, runner=run):
-    """The test: runner(config) (run, or stateful.run for steps) on the config file argv[0]."""
-    with open(argv[0], encoding="utf-8") as f:
-        config = json.load(f)
-    if config["model"]:  # runfiles-relative roots, from the test's working directory
-        config["model"]["import_roots"] = [os.path.abspath(r) for r in config["model"]["import_roots"]]
-    try:
-        ok, report = runner(config)
-    except ValueError as e:  # an input this runner cannot build; say which, without a traceback
-        ok, report = False, f"{config['label']}: {e}\n"
-    (sys.stdout if ok else sys.stderr).write(report)
-    return 0 if ok else 1
+def main(argv):
+    """numerics_test's main (steps.main for a test with steps)."""
+    return configs.main(argv, configs.NumericsConfig, run)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ import sys
 
 import torch
 
-from exporter.checks import numerics
+from exporter.checks import configs, numerics
 from exporter.core import shape_spec
-from exporter.formats import pt2
 from exporter.core.case_inputs import make_inputs, runtime_inputs
+from exporter.formats import pt2
 
 
 def step_values(spec, step, seed):
@@ -34,23 +34,23 @@ def _step_name(index, step):
 
 def run(config):
     """Runs the steps in order; returns (ok, report text)."""
-    programs = config["method_programs"]
-    used = sorted({step["method"] for step in config["steps"]})
-    eps = {name: pt2.load(programs[name]["pt2"]) for name in used}
+    programs = config.method_programs
+    used = sorted({step["method"] for step in config.steps})
+    eps = {name: pt2.load(programs[name].pt2) for name in used}
     modules = {name: ep.module() for name, ep in eps.items()}  # signatures, for call_arguments
     reference, reference_name = numerics.reference_module(config, eps[used[0]])
     methods = numerics.load_methods(config, used)
     checks = numerics.Checks(config)
-    lines = [f"{config['label']}: {config['program']}, {len(config['steps'])} calls in order on one "
+    lines = [f"{config.label}: {config.program}, {len(config.steps)} calls in order on one "
              f"loaded program, vs the same calls on {reference_name} ({checks.describe()})"]
     calls = []
-    for index, step in enumerate(config["steps"]):
+    for index, step in enumerate(config.steps):
         ep = eps[step["method"]]
-        args, kwargs = shape_spec.call_arguments(ep, step_values(programs[step["method"]]["spec"], step, index),
+        args, kwargs = shape_spec.call_arguments(ep, step_values(programs[step["method"]].spec, step, index),
                                                modules[step["method"]])
         feed = runtime_inputs(args, kwargs, methods[step["method"]][1])
         calls.append((_step_name(index, step), step["method"], args, kwargs, feed))
-    if config.get("calibration"):
+    if config.calibration:
         numerics.check_not_calibration(config, [(name, feed) for name, _, _, _, feed in calls])
     ok = True
     for name, method, args, kwargs, feed in calls:
@@ -63,7 +63,7 @@ def run(config):
 
 def main(argv):
     """numerics_test's main for a test with steps."""
-    return numerics.main(argv, run)
+    return configs.main(argv, configs.NumericsConfig, run)
 
 
 if __name__ == "__main__":

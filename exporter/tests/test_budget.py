@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from exporter.checks import budget, golden
+from exporter.checks import budget, configs, golden
 from exporter.formats import pte_inspect
 
 PORTABLE = "exporter/tests/tiny_portable_pte"
@@ -29,6 +29,11 @@ def _config(tmp_path, program=PORTABLE, limits=None, growth=None, golden_name=No
     }
 
 
+def _run(data):
+    """budget.run on the config the rule would write as data."""
+    return budget.run(configs.BudgetConfig.from_json(data))
+
+
 def _manifest(program=PORTABLE):
     with open(program + ".pte.json", encoding="utf-8") as f:
         return json.load(f)
@@ -36,7 +41,7 @@ def _manifest(program=PORTABLE):
 
 def _write_golden(config, **changed):
     """Writes the golden as `.update` would, with some figures replaced."""
-    data = json.loads(budget.golden_text(config))
+    data = json.loads(budget.golden_text(configs.BudgetConfig.from_json(config)))
     data["figures"].update(changed)
     with open(config["golden"], "w", encoding="utf-8") as f:
         json.dump(data, f)
@@ -45,16 +50,16 @@ def _write_golden(config, **changed):
 def test_figures_come_from_the_manifest():
     manifest = _manifest()
     config = _config(None)
-    assert budget.figures(config, manifest) == {
+    assert budget.figures(configs.BudgetConfig.from_json(config), manifest) == {
         ".pte": os.path.getsize(PORTABLE + ".pte"),
         "planned forward": manifest["methods"]["forward"]["planned_memory"]["bytes"],
     }
-    assert budget.figures(config, manifest)["planned forward"] > 0
+    assert budget.figures(configs.BudgetConfig.from_json(config), manifest)["planned forward"] > 0
 
 
 def test_within_limits_passes_and_prints_every_figure(tmp_path):
     size = os.path.getsize(PORTABLE + ".pte")
-    ok, report = budget.check(_config(tmp_path, limits={"pte_bytes": size, "planned_bytes": {"forward": 1 << 20}}))
+    ok, report = _run(_config(tmp_path, limits={"pte_bytes": size, "planned_bytes": {"forward": 1 << 20}}))
     assert ok, report
     assert f".pte                {size:,} bytes" in report
     assert "limit 1,048,576 (1.0 MiB)" in report
@@ -64,7 +69,7 @@ def test_within_limits_passes_and_prints_every_figure(tmp_path):
 
 def test_over_the_pte_limit_fails_with_the_excess(tmp_path):
     size = os.path.getsize(PORTABLE + ".pte")
-    ok, report = budget.check(_config(tmp_path, limits={"pte_bytes": size - 100}))
+    ok, report = _run(_config(tmp_path, limits={"pte_bytes": size - 100}))
     assert not ok
     assert f".pte is {size:,} bytes" in report
     assert f"over its limit of {budget.human(size - 100)} by 100 bytes" in report
@@ -74,7 +79,7 @@ def test_over_the_pte_limit_fails_with_the_excess(tmp_path):
 
 def test_over_the_planned_limit_fails(tmp_path):
     planned = _manifest()["methods"]["forward"]["planned_memory"]["bytes"]
-    ok, report = budget.check(_config(tmp_path, limits={"planned_bytes": {"forward": planned - 1}}))
+    ok, report = _run(_config(tmp_path, limits={"planned_bytes": {"forward": planned - 1}}))
     assert not ok
     assert f"planned forward is {planned:,} bytes" in report
 
@@ -84,7 +89,7 @@ def test_growth_past_the_allowance_fails_and_names_the_update(tmp_path):
     size = os.path.getsize(PORTABLE + ".pte")
     before = int(size / 1.05)  # the program is now 5% bigger than the golden says
     _write_golden(config, **{".pte": before})
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert not ok
     assert f".pte grew +{(size - before) * 100 / before:.2f}% since the golden ({before:,} -> {size:,} bytes)" in report
     assert "more than max_growth_percent = 2" in report
@@ -97,7 +102,7 @@ def test_growth_within_the_allowance_passes(tmp_path):
     config = _config(tmp_path, growth=2.0, golden_name="p.budget.json")
     size = os.path.getsize(PORTABLE + ".pte")
     _write_golden(config, **{".pte": int(size / 1.01) + 1})
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert ok, report
     assert "allowed +2%" in report
 
@@ -105,13 +110,13 @@ def test_growth_within_the_allowance_passes(tmp_path):
 def test_a_shrunk_figure_passes_with_a_note(tmp_path):
     config = _config(tmp_path, growth=2.0, golden_name="p.budget.json")
     _write_golden(config, **{".pte": os.path.getsize(PORTABLE + ".pte") * 2})
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert ok, report
     assert "Note: .pte shrank past the allowance; lower the golden with: bazel run //pkg:budget_test.update" in report
 
 
 def test_a_missing_golden_fails_with_the_update_command(tmp_path):
-    ok, report = budget.check(_config(tmp_path, growth=2.0, golden_name="missing.json"))
+    ok, report = _run(_config(tmp_path, growth=2.0, golden_name="missing.json"))
     assert not ok
     assert "missing.json does not exist" in report
     assert "bazel run //pkg:budget_test.update" in report
@@ -123,7 +128,7 @@ def test_a_golden_without_a_figure_fails(tmp_path):
     data = json.load(open(config["golden"], encoding="utf-8"))
     del data["figures"]["planned forward"]
     json.dump(data, open(config["golden"], "w", encoding="utf-8"))
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert not ok
     assert "the golden has no figure for planned forward" in report
 
@@ -134,7 +139,7 @@ def test_a_toolchain_change_is_named_when_a_figure_grows(tmp_path):
     data = json.load(open(config["golden"], encoding="utf-8"))
     data["toolchain"]["executorch"] = "0.9.0"
     json.dump(data, open(config["golden"], "w", encoding="utf-8"))
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert not ok
     assert "The golden was recorded with {'executorch': '0.9.0'" in report
 
@@ -149,7 +154,7 @@ def test_update_writes_a_golden_that_then_passes(tmp_path, monkeypatch):
     assert written["format"] == budget.GOLDEN_FORMAT
     assert written["figures"][".pte"] == os.path.getsize(PORTABLE + ".pte")
     assert written["toolchain"]["executorch"] == _manifest()["toolchain"]["executorch"]
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert ok, report
     assert "(+0.00%, allowed +0%)" in report
 
@@ -178,7 +183,7 @@ def test_resnet_weights_are_named_data_and_its_input_is_the_biggest_planned_tens
 def test_external_weights_budget_the_ptd_and_list_its_tensors(tmp_path):
     manifest = _manifest(EXTERNAL)
     config = _config(tmp_path, program=EXTERNAL, ptd=True, limits={"ptd_bytes": manifest["ptd"]["size"] - 1})
-    ok, report = budget.check(config)
+    ok, report = _run(config)
     assert not ok
     assert f".ptd is {manifest['ptd']['size']:,} bytes" in report
     tensors = pte_inspect.summarize_ptd(EXTERNAL + ".ptd")["tensors"]

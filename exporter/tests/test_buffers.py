@@ -9,6 +9,7 @@ import torch
 
 from exporter.actions import configs, lower, quantize
 from exporter.checks import steps
+from exporter.checks.configs import NumericsConfig
 from exporter.core import buffers
 from exporter.formats import pt2
 from exporter.core.errors import Context, UserError
@@ -113,14 +114,14 @@ def _steps_config(tmp_path, initialized):
 
 
 def test_steps_pass_when_the_program_carries_the_models_state(tmp_path):
-    ok, report = steps.run(_steps_config(tmp_path, None))
+    ok, report = steps.run(NumericsConfig.from_json(_steps_config(tmp_path, None)))
     assert ok, report
     assert "3 calls in order on one loaded program" in report
     assert "step 2 forward(): output 0" in report
 
 
 def test_steps_fail_when_the_program_starts_from_another_state(tmp_path):
-    ok, report = steps.run(_steps_config(tmp_path, []))
+    ok, report = steps.run(NumericsConfig.from_json(_steps_config(tmp_path, [])))
     assert not ok
     assert "step 0 forward(): output 0" in report and "FAIL" in report
 

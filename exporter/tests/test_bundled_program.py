@@ -17,6 +17,7 @@ from exporter.actions import bundled_program, configs
 from exporter.checks import bundled_cases, numerics
 from exporter.driver import request
 from exporter.core.errors import UserError
+from exporter.checks.configs import BundledCasesConfig
 
 MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
 SPEC = {
@@ -51,9 +52,10 @@ def _data(tmp_path, backend="portable", cases=({"batch": 1}, {"batch": 7}), **ch
 
 
 def _check_config(tmp_path, backend="portable", **changes):
-    return dict({"label": "//t:bundle_test", "bundle": "//t:bundle", "bpte": str(tmp_path / "t.bpte"),
-                 "manifest": str(tmp_path / "t.bpte.json"), "backends": [] if backend == "portable" else [backend],
-                 "rtol": None, "atol": None}, **changes)
+    return BundledCasesConfig.from_json(dict(
+        {"label": "//t:bundle_test", "bundle": "//t:bundle", "bpte": str(tmp_path / "t.bpte"),
+         "manifest": str(tmp_path / "t.bpte.json"), "backends": [] if backend == "portable" else [backend],
+         "rtol": None, "atol": None}, **changes))
 
 
 @pytest.mark.parametrize("backend", ["portable", "xnnpack"])

@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from exporter.checks import numerics
+from exporter.checks import configs, numerics
 from exporter.tests.tiny_model import tiny
 
 SPEC = {
@@ -33,9 +33,14 @@ def _config(backend="portable", **changes):
     return config
 
 
+def _run(data):
+    """numerics.run on the config the rule would write as data."""
+    return numerics.run(configs.NumericsConfig.from_json(data))
+
+
 @pytest.mark.parametrize("backend", ["portable", "xnnpack"])
 def test_program_matches_its_eager_model_at_min_example_max_and_listed(backend):
-    ok, report = numerics.run(_config(backend))
+    ok, report = _run(_config(backend))
     assert ok, report
     for case in ("min batch=1", "example batch=2", "max batch=8", "listed batch=5"):
         assert f"{case}: output 0 float32[" in report and f"{case}: output 1 int64[" in report
@@ -44,7 +49,7 @@ def test_program_matches_its_eager_model_at_min_example_max_and_listed(backend):
 
 
 def test_compared_with_the_exported_module_too():
-    ok, report = numerics.run(_config(reference="exported", model=None))
+    ok, report = _run(_config(reference="exported", model=None))
     assert ok, report
     assert "vs the exported program //exporter/tests:tiny_ep" in report
 
@@ -57,7 +62,7 @@ def test_a_model_with_other_weights_than_the_program_fails(tmp_path):
     torch.save(model.state_dict(), checkpoint)
     config = _config()
     config["model"]["checkpoint"] = str(checkpoint)
-    ok, report = numerics.run(config)
+    ok, report = _run(config)
     assert not ok
     assert "output 0 float32[8, 3]" in report and "FAIL" in report
     assert "output 1 int64[8]: worst abs error 0, worst rel error 0  ok" in report
@@ -68,13 +73,13 @@ def test_sizes_the_program_was_not_planned_for_fail(tmp_path):
     # A manifest that claims batch up to 12: the .pte only planned memory for 8.
     manifest = tmp_path / "ep.pt2.json"
     manifest.write_text(json.dumps({"range_constraints": {"batch": {"min": 1, "max": 12}}}))
-    ok, report = numerics.run(_config(pt2_manifest=str(manifest), inputs=[]))
+    ok, report = _run(_config(pt2_manifest=str(manifest), inputs=[]))
     assert not ok
     assert "max batch=12: FAIL, the runtime rejected the inputs" in report
 
 
 def test_tight_tolerances_are_respected():
-    ok, report = numerics.run(_config("xnnpack", rtol=0.0, atol=0.0))
+    ok, report = _run(_config("xnnpack", rtol=0.0, atol=0.0))
     # XNNPACK's float32 arithmetic is not bit-identical to ATen's; zero tolerance must fail.
     assert not ok, report
 
@@ -139,7 +144,7 @@ def test_nested_and_keyword_inputs_reach_the_runtime_in_the_programs_order(tmp_p
     (tmp_path / "n.pt2.json").write_text(json.dumps({"range_constraints": {"batch": {"min": 1, "max": 6}}}))
     config = _config(pte=str(tmp_path / "n.pte"), pt2=str(tmp_path / "n.pt2"), pt2_manifest=str(tmp_path / "n.pt2.json"),
                      spec=spec, reference="exported", model=None, inputs=[])
-    ok, report = numerics.run(config)
+    ok, report = _run(config)
     assert ok, report
     assert "max batch=6: output 0 float32[6, 3]" in report
 

@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-from exporter.checks import golden, snapshot
+from exporter.checks import configs, golden, snapshot
 from exporter.tests.tiny_model import tiny
 
 PT2 = "exporter/tests/tiny_ep.pt2"
@@ -84,8 +84,13 @@ def _config(tmp_path, golden_path):
     }
 
 
+def _check(data):
+    """golden.run on the config the rule would write as data."""
+    return golden.run(configs.SnapshotConfig.from_json(data))
+
+
 def test_missing_golden_fails_with_the_update_command(tmp_path):
-    ok, message = golden.check(_config(tmp_path, tmp_path / "g.txt"))
+    ok, message = _check(_config(tmp_path, tmp_path / "g.txt"))
     assert not ok
     assert "does not exist" in message and "bazel run //t:snap.update" in message
 
@@ -93,14 +98,14 @@ def test_missing_golden_fails_with_the_update_command(tmp_path):
 def test_mismatch_shows_a_diff_and_the_command(tmp_path, text):
     path = tmp_path / "g.txt"
     path.write_text(text.replace("float32[3, 4]", "float32[3, 9]"))
-    ok, message = golden.check(_config(tmp_path, path))
+    ok, message = _check(_config(tmp_path, path))
     assert not ok
     assert message.startswith("FAIL //t:snap")
     assert "-parameter %p_fc_weight fc.weight: float32[3, 9]" in message
     assert "+parameter %p_fc_weight fc.weight: float32[3, 4]" in message
     assert message.rstrip().endswith("bazel run //t:snap.update")
     path.write_text(text)
-    assert golden.check(_config(tmp_path, path))[0]
+    assert _check(_config(tmp_path, path))[0]
 
 
 def test_other_versions_in_the_header_are_named_first(tmp_path, text):
@@ -108,7 +113,7 @@ def test_other_versions_in_the_header_are_named_first(tmp_path, text):
     old = text.replace(snapshot.format_versions(snapshot.versions()),
                        "# versions: executorch==0.9.0 torch==2.11.0")
     path.write_text(old.replace("float32[3, 4]", "float32[3, 9]"))
-    ok, message = golden.check(_config(tmp_path, path))
+    ok, message = _check(_config(tmp_path, path))
     assert not ok
     first = message.splitlines()[0]
     assert first.startswith("The golden was written with executorch 0.9.0, torch 2.11.0;")
@@ -127,7 +132,7 @@ def test_update_writes_into_the_workspace_and_then_the_test_passes(tmp_path, mon
     assert golden.main(["--update", str(config_path)]) == 0
     assert "unchanged pkg/tiny.graph.txt" in capsys.readouterr().out
     config["golden"] = str(tmp_path / "pkg/tiny.graph.txt")
-    assert golden.check(config)[0]
+    assert _check(config)[0]
 
 
 class _Nested(torch.nn.Module):
