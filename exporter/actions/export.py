@@ -4,7 +4,7 @@ import torch
 
 from exporter.core import export_errors, manifest, ranges, shape_spec
 from exporter.formats import pt2
-from exporter.core.errors import Context, UserError
+from exporter.core.errors import Context, UserError, fix
 from exporter.core.model_loader import load_model
 
 
@@ -97,8 +97,10 @@ def _check_specialised(specialised, config):
         raise UserError(
             f"shape_spec {config.spec_label} asks for {where} to be dynamic "
             f"({record['requested']}), but model {config.model.label} specialised it to "
-            f"{record['specialised']}; write {record['specialised']} there instead (or use AUTO, "
-            f"which lets export specialise it), or change the model"
+            f"{record['specialised']}; "
+            + fix("static_size", f"write {record['specialised']} there instead (or use AUTO, which lets "
+                                 f"export specialise it)")
+            + ", or change the model"
         )
 
 

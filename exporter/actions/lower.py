@@ -176,7 +176,7 @@ def lowered(config, generate_etrecord=False):
         raise
     except Exception as e:
         for name, ep in programs.items():
-            reason = buffers.diagnose(ep, name, contexts[name])
+            reason = buffers.diagnose(ep, name, contexts[name]) or lowering_errors.diagnose(ep, e)
             if reason:
                 raise UserError(f"ExecuTorch lowering of {contexts[name].exported_text} failed: {reason}") from e
         # The failure is the whole program's: the message names every method's export.

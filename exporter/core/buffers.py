@@ -16,7 +16,7 @@ default, so that a program computes what the model computes from its first call
 
 import torch
 
-from exporter.core.errors import UserError
+from exporter.core.errors import UserError, fix
 
 # Operators whose mutation of a buffer ExecuTorch cannot plan: they change its size or storage.
 _RESHAPING_OPS = ("aten.resize_", "aten.set_", "aten.as_strided_")
@@ -72,6 +72,20 @@ def mutations(ep):
     return {name: sorted(ops) for name, ops in sorted(found.items())}
 
 
+def mutated_constants(ep):
+    """{constant name: sorted operators that write to it in place}: tensors the model reaches
+    outside its registered buffers (through a plain object, as Hugging Face's StaticCache keeps
+    its tensors), which non-strict export lifts as constants (lifted_tensor_0, ...)."""
+    constants = ep.graph_signature.inputs_to_lifted_tensor_constants
+    found = {}
+    for node in ep.graph.nodes:
+        for written in _mutated_args(node):
+            name = constants.get(_base(written).name)
+            if name is not None:
+                found.setdefault(name, set()).add(str(node.target))
+    return {name: sorted(ops) for name, ops in sorted(found.items())}
+
+
 def _state_tensors(ep):
     tensors = dict(ep.state_dict)
     tensors.update({k: v for k, v in ep.constants.items() if isinstance(v, torch.Tensor)})
@@ -91,6 +105,16 @@ def diagnose(ep, method, context):
     buffer nor the operator (an AOTAutograd assertion, or a Core ATen violation for the
     as_strided_scatter that functionalisation writes).
     """
+    for name, ops in mutated_constants(ep).items():
+        fixes = [fix("write_registered_buffer", "write to a registered buffer itself (register_buffer, then "
+                                                "self.<buffer>.index_copy_(...))")]
+        if not context.strict:
+            fixes.insert(0, fix("strict_true", f"set strict = True on torch_export {context.exported_text} "
+                                               f"(TorchDynamo finds the registered buffer behind such a tensor)"))
+        return (f"{context.exported_text} (method {method}) writes in place ({ops[0]}) to a tensor that the "
+                f"model reaches outside its registered buffers, which export made the constant {name!r}, and "
+                f"ExecuTorch's decompositions cannot keep a write to a constant (\"expected compiled_fn to be "
+                f"GraphModule\"); {', or '.join(fixes)}")
     mutated = mutations(ep)
     if not mutated:
         return None
@@ -99,8 +123,9 @@ def diagnose(ep, method, context):
         reshaping = [op for op in ops if op.startswith(_RESHAPING_OPS)]
         if reshaping:
             return (f"{head} {name!r} with {reshaping[0]}, which changes its size or storage, and "
-                    f"ExecuTorch plans a buffer once, at a fixed size; register the buffer at its "
-                    f"final size and write into it (copy_, index_copy_) instead")
+                    f"ExecuTorch plans a buffer once, at a fixed size; "
+                    + fix("buffer_final_size", "register the buffer at its final size and write into it (copy_, "
+                                               "index_copy_) instead"))
     tensors = _state_tensors(ep)
     for name, ops in mutated.items():
         tensor = tensors.get(name)
@@ -108,9 +133,9 @@ def diagnose(ep, method, context):
                         if other != name and tensor is not None and _shares_memory(tensor, t))
         if others:
             return (f"{head} {name!r} with {ops[0]}, and it shares memory with {others[0]!r} (one "
-                    f"is a view of the other), which ExecuTorch cannot functionalise; register "
-                    f"{name!r} as a tensor of its own (e.g. register_buffer({name.split('.')[-1]!r}, "
-                    f"t.clone())) or mutate {others[0]!r} itself")
+                    f"is a view of the other), which ExecuTorch cannot functionalise; "
+                    + fix("separate_buffer", f"register {name!r} as a tensor of its own (e.g. register_buffer("
+                                             f"{name.split('.')[-1]!r}, t.clone())) or mutate {others[0]!r} itself"))
     return None
 
 

@@ -14,6 +14,7 @@ import traceback
 import sympy
 
 from exporter.core import shape_spec
+from exporter.core.errors import fix
 
 _SOURCE = re.compile(r"L((?:\[[^\[\]]+\])+)\.size\(\)\[(\d+)\]")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.+)')
@@ -112,11 +113,11 @@ def _substitute(size, name, replacement, symbols):
     return shape_spec.format_linear(parsed)
 
 
-def _edit_for_fix(fix, ctx):
+def _edit_for_fix(suggested, ctx):
     """One of torch's suggested fixes, as the equivalent shape_spec edit."""
     dims = ctx.spec.get("dims", {})
     uses = shape_spec.dim_uses(ctx.spec)
-    m = _DIM_FIX.match(fix)
+    m = _DIM_FIX.match(suggested)
     if m:  # `dx = Dim('dx', max=99)`: a new range, keeping the bound torch does not mention
         name, rest = m.groups()
         bounds = {k: dims.get(name, {}).get(k) for k in ("min", "max")}
@@ -124,9 +125,9 @@ def _edit_for_fix(fix, ctx):
         verb = "" if name in dims else "add "
         return f"{verb}dims[{json.dumps(name)}] = {_dim_call(bounds)}"
     # `dy = dx + 1` or `dx = 4`: every size written with that dim changes.
-    name, _, value = (part.strip() for part in fix.partition("="))
+    name, _, value = (part.strip() for part in suggested.partition("="))
     if name not in uses:
-        return f"torch suggests `{fix}`"
+        return f"torch suggests `{suggested}`"
     names = set(dims) | set(re.findall(r"[A-Za-z_]\w*", value))
     symbols = {n: sympy.Symbol(n, integer=True) for n in names}
     try:
@@ -135,7 +136,7 @@ def _edit_for_fix(fix, ctx):
             for path, axis, size in uses[name]
         ]
     except (sympy.SympifyError, ValueError, TypeError):
-        return f"torch suggests `{fix}`"
+        return f"torch suggests `{suggested}`"
     return "; ".join(edits) + f"; remove dims[{json.dumps(name)}]"
 
 
@@ -148,11 +149,14 @@ def _constraint_violation(text, ctx):
     fixes = [_edit_for_fix(f, ctx) for f in _suggested_fixes(text)]
     marked = re.search(r"You marked (.+?) as dynamic but your code specialized it to be a "
                        r"constant \((\d+)\)", text)
-    if not fixes and marked:
+    if fixes:
+        fix_text = fix("shape_spec_edit", "; ".join(fixes))
+    elif marked:
         where, value = _in_user_terms(marked.group(1)), marked.group(2)
-        fixes = [f"make {where} static: write {value} there and drop its DYNAMIC hint (or use AUTO, "
-                 f"which lets export specialise it)"]
-    fix_text = "; ".join(fixes) if fixes else "see the log for torch's full explanation"
+        fix_text = fix("static_size", f"make {where} static: write {value} there and drop its DYNAMIC hint "
+                                      f"(or use AUTO, which lets export specialise it)")
+    else:
+        fix_text = "see the log for torch's full explanation"
     return (f"shape_spec {ctx.spec_label} does not fit model {ctx.model}: {_sentence(first)} "
             f"Change the shape_spec: {fix_text}")
 
@@ -166,8 +170,8 @@ def _data_dependent(text, exc, ctx):
     where = f" at {source}" if source else ""
     return (f"torch.export of model {ctx.model} (shape_spec {ctx.spec_label}) hit a "
             f"data-dependent value: {_sentence(key + where)} "
-            f"Fix the model: bound the value with torch._check(...) right after .item() "
-            f"(e.g. torch._check(n <= 64)), or express the branch with torch.cond")
+            f"Fix the model: " + fix("bound_data_dependent", "bound the value with torch._check(...) right after "
+                                     ".item() (e.g. torch._check(n <= 64)), or express the branch with torch.cond"))
 
 
 def _graph_break(text, exc, ctx):
@@ -176,9 +180,8 @@ def _graph_break(text, exc, ctx):
     where = f" at {source}" if source else ""
     return (f"strict torch.export (TorchDynamo) cannot trace model {ctx.model} (shape_spec "
             f"{ctx.spec_label}): {_sentence(key + where)} "
-            f"Set strict = False on torch_export {ctx.label} (non-strict export runs this Python "
-            f"as is), or rewrite it: torch.cond for data-dependent branches, torch._check for "
-            f"data-dependent values")
+            + fix("strict_false", f"Set strict = False on torch_export {ctx.label} (non-strict export runs "
+                                  f"this Python as is)"))
 
 
 def _shapes_text(spec):
@@ -206,5 +209,4 @@ def explain(exc, ctx):
     where = f" at {source}" if source else ""
     return (f"torch.export failed for model {ctx.model} with shape_spec {ctx.spec_label}: "
             f"{name}: {_sentence(_in_user_terms(key) + where)} Check the shapes and dtypes in the "
-            f"shape_spec ({_shapes_text(ctx.spec)}); the torch.export tutorial's fixes are "
-            f"strict = False, torch.cond and torch._check")
+            f"shape_spec ({_shapes_text(ctx.spec)}) against the model; torch's full message is in the log")

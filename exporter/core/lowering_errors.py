@@ -12,8 +12,12 @@ import re
 import torch
 
 from exporter.core import operators
+from exporter.core.errors import fix
 
 _MISSING_OUT = re.compile(r"Missing out variants: (\{.*?\})")
+# ExecuTorch's verifier: "Operator: <EdgeOpOverload: aten.abs.default>: schema = ... with args: {...}".
+_VERIFIER_OPERATOR = re.compile(r"Operator: <EdgeOpOverload: ([\w.]+)>: schema = .*? with args: (\{[^}]*\})")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in \S+\n\s*(.+)')
 _CONTROL_FLOW = re.compile(r"Unsupported control flow operator: (\w+)")
 _XNNPACK_FILES = "executorch/backends/xnnpack/"
 
@@ -54,16 +58,16 @@ def unbounded_message(sizes, ctx):
     path, axis, asked, traced = sizes[0]
     if asked.endswith(" hint") or asked == "a dynamic size":
         feature = f"its {asked}" if asked.endswith(" hint") else asked
-        fix = 'name that axis as a dim with a max there: write "n" at it and add dims = {"n": dim(max = N)}'
+        change = 'name that axis as a dim with a max there: write "n" at it and add dims = {"n": dim(max = N)}'
     else:
         root = _root_name(asked)
         feature = f'dim "{root}"' if root == asked else f'"{asked}" of dim "{root}"'
-        fix = f'give dims["{root}"] a max there, e.g. dim(max = N)'
+        change = f'give dims["{root}"] a max there, e.g. dim(max = N)'
     more = f" (and {len(sizes) - 1} more sizes)" if len(sizes) > 1 else ""
     traced_text = f" {traced}" if traced is not None else ""
     return (f"{path} axis {axis} ({feature}){more} has no max in shape_spec {ctx.spec_text}, and "
             f"ExecuTorch plans memory for the largest size, so the .pte would accept only the "
-            f"traced size{traced_text}; {fix}")
+            f"traced size{traced_text}; {fix('dim_max', change)}")
 
 
 def _root_name(expression):
@@ -111,31 +115,91 @@ def where(node):
     return text
 
 
+def _stack_line(node):
+    """' (path:line: code)' of the user's frame in a node's stack trace, which only a program still
+    in memory has (a .pt2 keeps none: see the module docstring), or ''."""
+    trace = (node.meta.get("stack_trace") or "") if node is not None else ""
+    frames = _FRAME.findall(trace)
+    if not frames:
+        return ""
+    path, line, code = frames[-1]
+    return f" ({path}:{line}: {code.strip()})"
+
+
+def _call(node):
+    """'aten.abs.default (in M, at its abs call)': an operator and where the model calls it."""
+    place = (where(node).strip() + _stack_line(node)).strip()
+    return f"{operators.name(node.target)} ({place})" if place else operators.name(node.target)
+
+
+def executorch_detail(text):
+    """ExecuTorch's account of the operators its verifier refused, condensed to one line:
+    'aten.abs.default (self complex64 -> float32)'; '' when its message has none."""
+    details = []
+    for op, args in _VERIFIER_OPERATOR.findall(text):
+        typed = re.findall(r"'(\w+)': torch\.(\w+)", args)
+        inputs = ", ".join(f"{name} {dtype}" for name, dtype in typed if not name.startswith("__ret"))
+        outputs = ", ".join(dtype for name, dtype in typed if name.startswith("__ret"))
+        details.append(f"{op} ({inputs}{' -> ' + outputs if outputs else ''})")
+    return "; ".join(details)
+
+
+def complex_values(ep):
+    """[(node, dtype name)] of the operators whose result is a complex tensor, in graph order."""
+    found = []
+    for node in ep.graph.nodes:
+        value = node.meta.get("val")
+        if node.op == "call_function" and isinstance(value, torch.Tensor) and value.dtype.is_complex:
+            found.append((node, str(value.dtype).replace("torch.", "")))
+    return found
+
+
+def diagnose(ep, exc):
+    """The reason a failed lowering has in the program itself, or None: a complex tensor, which
+    ExecuTorch cannot hold (its verifier names only the operator that takes one)."""
+    made = complex_values(ep)
+    if not made:
+        return None
+    producer, dtype = made[0]
+    taker = next((user for user in producer.users if user.op == "call_function"), None)
+    detail = executorch_detail(str(exc))
+    said = f" (ExecuTorch: {type(exc).__name__}, mismatched dtypes: {detail})" if detail else ""
+    what = (f"{_call(taker)} takes a {dtype} tensor, made by {_call(producer)}" if taker is not None
+            else f"{_call(producer)} makes a {dtype} tensor")
+    return (f"{what}, and ExecuTorch has no complex dtypes{said}; "
+            + fix("real_tensors", "compute with real tensors instead: for an FFT, its real and imaginary "
+                                  "parts as matmuls with cos and sin matrices (torch.view_as_real leaves the "
+                                  "complex tensor in the program)"))
+
+
 def _portable_fix(ctx, ops):
-    """A BUILD edit on the torch_export that gives ops the portable runtime can run."""
+    """A BUILD edit on the torch_export that gives the portable runtime ops it has kernels for,
+    or None: the decomposition of Python custom ops."""
     custom = [op for op in ops if not op.startswith("aten")]
     decompose = list(ctx.export.decompose)
-    if custom:
-        names = [".".join(op.split(".")[:2]) for op in custom]
-        names = [n for n in names if n not in decompose]
-        ir = "" if ctx.export.ir != "training" else ' and ir = "inference"'
-        if names:
-            return (f"set decompose = {_list(names + decompose)}{ir} on torch_export {ctx.exported_text} "
-                    f"so that it exports the op's decomposition in ATen ops (register one with "
-                    f"torch._decomp.register_decomposition if it has none)")
-    if ctx.export.ir != "core_aten":
-        return f'set ir = "core_aten" on torch_export {ctx.exported_text} (the ops the portable runtime has kernels for)'
-    return f"add the operators to decompose on torch_export {ctx.exported_text}"
+    names = [n for n in (".".join(op.split(".")[:2]) for op in custom) if n not in decompose]
+    if not names:
+        return None
+    ir = "" if ctx.export.ir != "training" else ' and ir = "inference"'
+    return fix("decompose_custom_op",
+               f"set decompose = {_list(names + decompose)}{ir} on torch_export {ctx.exported_text} so that it "
+               f"exports the op's decomposition in ATen ops (register one with "
+               f"torch._decomp.register_decomposition if it has none)")
 
 
 def _list(names):
     return "[" + ", ".join(f'"{n}"' for n in names) + "]"
 
 
+def _then(text, suggestion):
+    """text; the suggestion, or where the full story is when there is none."""
+    return f"{text}; {suggestion or 'ExecuTorch' + chr(39) + 's full message is in the log'}"
+
+
 def unresolved_message(ops, ctx):
     """The one-line error for custom operators the lowering cannot load."""
-    return (f"{ctx.exported_text} calls {', '.join(ops)}, which ExecuTorch has no kernel for (a Python "
-            f"custom op); {_portable_fix(ctx, ops)}")
+    return _then(f"{ctx.exported_text} calls {', '.join(ops)}, which ExecuTorch has no kernel for (a Python "
+                 f"custom op)", _portable_fix(ctx, ops))
 
 
 def explain(exc, ctx):
@@ -150,24 +214,25 @@ def explain(exc, ctx):
     if missing:
         ops = sorted(ast.literal_eval(missing.group(1)))
         dotted = [operators.dotted(op) for op in ops]
-        return (f"{head}: no kernel for {', '.join(dotted)} (ExecuTorch needs an out-variant "
-                f"kernel for every operator outside a delegate); {_portable_fix(ctx, dotted)}")
+        return _then(f"{head}: no kernel for {', '.join(dotted)} (ExecuTorch needs an out-variant "
+                     f"kernel for every operator outside a delegate)", _portable_fix(ctx, dotted))
 
     flow = _CONTROL_FLOW.search(text)
     if flow:
         op = f"torch.ops.higher_order.{flow.group(1)}"
-        return (f"{head}: ExecuTorch cannot run {op}{where(node)}; rewrite that part of the model "
-                f"without {flow.group(1)} (unroll it, or use torch.cond, which ExecuTorch runs)")
+        return (f"{head}: ExecuTorch cannot run {op}{where(node)}; "
+                + fix("unroll_control_flow", f"rewrite that part of the model without {flow.group(1)}: unroll it "
+                                             f"to a bounded number of steps, with torch.where (or torch.cond, "
+                                             f"which ExecuTorch runs) choosing each step's result"))
 
-    at = f" at {operators.name(node.target)}{where(node)}" if node is not None else ""
-    reason = f"{type(exc).__name__}: {first.rstrip('. ')}"
+    at = f" at {operators.name(node.target)}{where(node)}{_stack_line(node)}" if node is not None else ""
+    detail = executorch_detail(text)
+    reason = f"{type(exc).__name__}: {first.rstrip('.: ')}" + (f": {detail}" if detail else "")
     if _in_xnnpack(exc) and "xnnpack" in ctx.backends:
-        fix = f"set backends = [] on {ctx.label} to run it on the portable runtime"
+        fixes = fix("portable_backend", f"set backends = [] on {ctx.label} to run it on the portable runtime")
         if "dynamic" in first.lower():
-            fix += f", or make all but one of the input's dynamic sizes static in {ctx.spec_text}"
-        return f"{head}: the XNNPACK delegate cannot take it{at}: {reason}; {fix}"
-    if "xnnpack" in ctx.backends:
-        fix = f"try backends = [] on {ctx.label} to see whether the delegate is at fault"
-    else:
-        fix = _portable_fix(ctx, [operators.name(node.target)] if node is not None else [])
-    return f"{head}{at}: {reason}; {fix}"
+            fixes += ", or " + fix("one_dynamic_size", f"make all but one of the input's dynamic sizes static in "
+                                                       f"{ctx.spec_text}")
+        return f"{head}: the XNNPACK delegate cannot take it{at}: {reason}; {fixes}"
+    custom = [operators.name(node.target)] if node is not None else []
+    return _then(f"{head}{at}: {reason}", _portable_fix(ctx, custom))
