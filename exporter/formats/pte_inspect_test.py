@@ -13,7 +13,7 @@ from exporter.formats import pte_inspect
 PROGRAMS = [
     "exporter/tests/tiny_portable_pte.pte",
     "exporter/tests/tiny_xnnpack_pte.pte",
-    "models/resnet_pte.pte",
+    "exporter/tests/conv_net_pte.pte",
 ]
 
 

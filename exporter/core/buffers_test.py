@@ -35,9 +35,7 @@ def test_mutations_follow_views_in_the_training_ir_and_the_signature_in_function
     assert buffers.mutations(ep) == {"total": ["aten.add_.Tensor"]}
     functional = ep.run_decompositions({})
     assert list(buffers.mutations(functional)) == ["total"]
-    from models.llm.kv_step import kv_step
-
-    step = _exported(kv_step(), (torch.randn(1, 1, 64), torch.tensor([0])))
+    step = _exported(stateful_models.KVCache().eval(), (torch.randn(1, 1, 8), torch.tensor([0])))
     assert buffers.mutations(step) == {"k_cache": ["aten.index_copy_.default"], "v_cache": ["aten.index_copy_.default"]}
 
 

@@ -10,7 +10,8 @@ from exporter.formats import pte_inspect
 
 PORTABLE = "exporter/tests/tiny_portable_pte"
 XNNPACK = "exporter/tests/tiny_xnnpack_pte"
-EXTERNAL = "models/mobilenet/mobilenet_external_v1"
+CONV = "exporter/tests/conv_net_pte"  # XNNPACK, weights in named data
+EXTERNAL = "exporter/tests/conv_net_external_pte"  # the same with its weights in a .ptd
 
 
 def _config(tmp_path, program=PORTABLE, limits=None, growth=None, golden_name=None, ptd=False):
@@ -159,7 +160,7 @@ def test_update_writes_a_golden_that_then_passes(tmp_path, monkeypatch):
     assert "(+0.00%, allowed +0%)" in report
 
 
-@pytest.mark.parametrize("program", [PORTABLE, XNNPACK, "models/resnet_pte"])
+@pytest.mark.parametrize("program", [PORTABLE, XNNPACK, CONV])
 def test_contributors_account_for_the_flatbuffer_and_every_segment(program):
     with open(program + ".pte", "rb") as f:
         buf = f.read()
@@ -169,15 +170,15 @@ def test_contributors_account_for_the_flatbuffer_and_every_segment(program):
     assert [size for size, _ in found] == sorted((size for size, _ in found), reverse=True)
 
 
-def test_resnet_weights_are_named_data_and_its_input_is_the_biggest_planned_tensor():
-    with open("models/resnet_pte.pte", "rb") as f:
+def test_weights_are_named_data_and_the_input_is_the_biggest_planned_tensor():
+    with open(CONV + ".pte", "rb") as f:
         buf = f.read()
     found = budget.contributors(buf)
     assert found[0][1].startswith("named data: ")
-    assert found[0][0] > 0.99 * os.path.getsize("models/resnet_pte.pte")
+    assert found[0][0] > 0.99 * os.path.getsize(CONV + ".pte")
     size, what = budget.planned_tensors(buf, "forward")[0]
-    assert size == 32 * 3 * 224 * 224 * 4  # batch at its max, 32
-    assert what.endswith(" (input 0) float32[32, 3, 224, 224]")
+    assert size == 32 * 3 * 32 * 32 * 4  # batch at its max, 32
+    assert what.endswith(" (input 0) float32[32, 3, 32, 32]")
 
 
 def test_external_weights_budget_the_ptd_and_list_its_tensors(tmp_path):

@@ -123,7 +123,7 @@ def conv_net():
 @pytest.mark.parametrize("scheme", sorted(quantize.SCHEMES))
 def test_every_scheme_quantizes_and_keeps_the_dynamic_batch(tmp_path, scheme):
     dims = {"batch": {"min": 1, "max": 6}}
-    config = export_harness.config_for(tmp_path, "exporter.tests.test_quantize:conv_net",
+    config = export_harness.config_for(tmp_path, "exporter.actions.quantize_test:conv_net",
                                        {"x": tensor(["batch", 3, 8, 8])}, dims)
     export_harness.run_export(config)
     calibration = None
