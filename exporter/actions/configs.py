@@ -125,7 +125,7 @@ class ExportOptions:
 class ExportConfig:
     """TorchExport: model + shape spec -> .pt2 (outputs "pt2", "manifest", "log").
 
-    spec_label, spec   the shape_spec's label and JSON (documented in spec.py)
+    spec_label, spec   the shape_spec's label and JSON (documented in core/shape_spec.py)
     options            ExportOptions (in the JSON: top-level strict, ir, decompose, keep)
     """
 
@@ -188,8 +188,8 @@ class LowerConfig:
     metadata    {name: int, float, bool or str}: constant methods of the program
     weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
     initialized_buffers   names of the mutated buffers whose initial value the .pte keeps;
-                None (the JSON has no key) keeps every one (see buffers.py)
-    kernels     the kernel libraries the operators outside delegates must be in (kernels.py);
+                None (the JSON has no key) keeps every one (see core/buffers.py)
+    kernels     the kernel libraries the operators outside delegates must be in (core/kernels.py);
                 default the portable library of the executing venv's ExecuTorch
     """
 
@@ -226,7 +226,7 @@ class LowerConfig:
 class BundleConfig:
     """ModelBundle: programs -> one folder of digest-named files (outputs "bundle", "log").
 
-    programs   [{"label", "kind": "pte" or "pt2", "file", "manifest"}], see bundle.py
+    programs   [{"label", "kind": "pte" or "pt2", "file", "manifest"}], see model_bundle.py
     """
 
     label: str
@@ -330,7 +330,7 @@ class BundledMethodConfig:
     """One method of a bundled program: its test cases and what computes their expected outputs.
 
     exported_label, pt2   the torch_export the method was lowered from, and its .pt2
-    spec                  its shape_spec (JSON, see spec.py), examples filled in
+    spec                  its shape_spec (JSON, see core/shape_spec.py), examples filled in
     cases                 [{dim: size}]: one test case each, every dim named (analysis fills in
                           the examples)
     """

@@ -50,7 +50,7 @@ def _move_delegate_weights_out(edge):
 
 @contextlib.contextmanager
 def lowering_context():
-    """How ExecuTorch must re-trace a loaded program (the lowering, and divergence.py's taps).
+    """How ExecuTorch must re-trace a loaded program (the lowering, and checks/divergence.py's taps).
 
     Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU backend
     by the traced batch size and so narrows the batch range (NNPACK: batch < 16, oneDNN:
@@ -72,7 +72,7 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
 
     With external_weights, every weight goes to the tensor data file WEIGHTS_TAG
     (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
-    value the program keeps; None keeps every one (exporter/buffers.py says why).
+    value the program keeps; None keeps every one (core/buffers.py says why).
     generate_etrecord keeps ExecuTorch's ETRecord (get_etrecord()); the program's bytes stay
     the same.
     """

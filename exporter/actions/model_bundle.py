@@ -1,7 +1,7 @@
 """The ModelBundle action: programs -> a folder of files named by their sha256, plus index.json.
 
 The model_bundle rule runs it through the exporter (`main.py bundle @params`, a BundleConfig).
-`python exporter/bundle.py CONFIG.json` runs it directly on a config such as:
+`python exporter/actions/model_bundle.py CONFIG.json` runs it directly on a config such as:
   {"label": "//app:bundle", "output": "<folder>",
    "programs": [{"label": "//zoo:mlp_pte", "kind": "pte", "file": "...", "manifest": "..."}]}
 The folder then holds `<sha256>.pte` (or .pt2) per distinct program and index.json:
@@ -96,7 +96,7 @@ def main(argv):
     from exporter.core import manifest
 
     if len(argv) != 1:
-        sys.stderr.write(f"usage: bundle.py CONFIG.json, got {argv}\n")
+        sys.stderr.write(f"usage: model_bundle.py CONFIG.json, got {argv}\n")
         return 2
     with open(argv[0], encoding="utf-8") as f:
         config = json.load(f)

@@ -1,9 +1,9 @@
 """The runner behind graph_snapshot_test: compare with the golden, or rewrite it (`.update`).
 It also rewrites program_budget_test goldens (budget.py checks those).
 
-    golden.py CONFIG.json...            test: fail with a diff and the command that accepts it
-    golden.py --update CONFIG.json...   `bazel run`: write the goldens into the source tree
-    golden.py --update --list FILE      the same for the configs FILE lists, one per line
+    golden CONFIG.json...            test: fail with a diff and the command that accepts it
+    golden --update CONFIG.json...   `bazel run`: write the goldens into the source tree
+    golden --update --list FILE      the same for the configs FILE lists, one per line
 
 Each CONFIG is written by the graph_snapshot_test (or program_budget_test) rule; its paths are
 runfiles-relative.

@@ -1,6 +1,6 @@
 """The inputs of one test case at given dim sizes: seeded values built the way the exporter
 builds its example inputs, for the actions that run a model (bundled_program) and for
-numerics_test, which imports them from here (numerics.py is not among the actions' tools)."""
+numerics_test, which imports them from here (checks/ is not among the actions' tools)."""
 
 import copy
 
@@ -22,7 +22,7 @@ def make_inputs(spec, sizes, seed=0):
     for name, size in sizes.items():
         case["dims"][name]["example"] = size
     for _, tensor in shape_spec.walk_tensors(case):
-        tensor.pop("example_shape", None)  # spec.py recomputes it from the new examples
+        tensor.pop("example_shape", None)  # shape_spec recomputes it from the new examples
     generator = torch.Generator().manual_seed(seed)
     return {e["name"]: shape_spec.build_value(e["value"], case, generator, e["name"], {}) for e in case["inputs"]}
 

@@ -1,5 +1,5 @@
 """The child side of the persistent worker: one request, run in a process forked from the
-warm parent (exporter/worker.py), whose result comes back through a pipe.
+warm parent (worker.py), whose result comes back through a pipe.
 """
 
 import os

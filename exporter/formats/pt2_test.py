@@ -1,4 +1,4 @@
-"""exporter/pt2.py: what a written .pt2 leaves out, and the repair a loaded one needs."""
+"""formats/pt2.py: what a written .pt2 leaves out, and the repair a loaded one needs."""
 
 import os
 import subprocess
