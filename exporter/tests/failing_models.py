@@ -1,8 +1,11 @@
 """Models that torch.export or ExecuTorch refuse, each beside the change its error message
-suggests, for exporter/actions/fixes_test.py. Each pair differs only by that change."""
+suggests, for exporter/actions/fixes_test.py. Each pair differs only by that change (the
+failing halves of some pairs live in stateful_models.py, spec_models.py and examples/tutorial)."""
 
 import torch
 from torch._higher_order_ops.while_loop import while_loop
+
+from exporter.tests.stateful_models import AliasedBuffer, ResizedBuffer
 
 
 class Spectrum(torch.nn.Module):
@@ -109,43 +112,16 @@ class CallsCustomOp(torch.nn.Module):
         return torch.ops.failing_models.scaled_tanh(x) + 1
 
 
-class ResizesBuffer(torch.nn.Module):
-    """Resizes a buffer: ExecuTorch plans a buffer at one size."""
-
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("history", torch.zeros(8))
-
-    def forward(self, x):
-        self.history.resize_(x.shape[0])
-        self.history.copy_(x)
-        return self.history + 1
-
-
-class FinalSizeBuffer(ResizesBuffer):
-    """ResizesBuffer with the buffer at its final size, written into."""
+class FinalSizeBuffer(ResizedBuffer):
+    """stateful_models.ResizedBuffer with the buffer at its final size, written into."""
 
     def forward(self, x):
         self.history.copy_(x)
         return self.history + 1
-
-
-class AliasedBuffer(torch.nn.Module):
-    """Mutates a buffer that is a view of another: torch cannot functionalise it."""
-
-    def __init__(self):
-        super().__init__()
-        whole = torch.zeros(4, 8)
-        self.register_buffer("whole", whole)
-        self.register_buffer("row", whole[0])
-
-    def forward(self, x):
-        self.row.add_(x)
-        return self.whole.sum(0)
 
 
 class SeparateBuffer(AliasedBuffer):
-    """AliasedBuffer with the mutated buffer a tensor of its own."""
+    """stateful_models.AliasedBuffer with the mutated buffer a tensor of its own."""
 
     def __init__(self):
         super().__init__()
@@ -159,42 +135,8 @@ class Scale(torch.nn.Module):
         return x * 2
 
 
-class ItemBranch(torch.nn.Module):
-    """A Python branch on .item(): export cannot decide it."""
-
-    def forward(self, x, y):
-        n = x.item()
-        if n > 2:
-            return y.sin()
-        return y.cos()
-
-
 class CondBranch(torch.nn.Module):
-    """ItemBranch with the branch as torch.cond."""
+    """examples/tutorial's UncheckedBranch with the branch as torch.cond."""
 
     def forward(self, x, y):
         return torch.cond(x > 2, lambda t: t.sin(), lambda t: t.cos(), (y,))
-
-
-class UsesId(torch.nn.Module):
-    """Plain Python that strict export (TorchDynamo) cannot trace: the id of a tensor."""
-
-    def forward(self, x):
-        x = x + 1
-        return x + (id(x) > 0)
-
-
-class Shifted(torch.nn.Module):
-    """y must be one longer than x; z's size is written in terms of y's dim."""
-
-    def forward(self, x, y, z):
-        return x + y[1:], z * 2
-
-
-class FourColumns(torch.nn.Module):
-    """Takes exactly four columns."""
-
-    def forward(self, x):
-        if x.shape[1] == 4:
-            return x + 1
-        return x - 1
