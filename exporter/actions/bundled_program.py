@@ -16,9 +16,9 @@ inputs against the program, so run() checks input and output types against the m
 import json
 import os
 
-from exporter.core import case_inputs, determinism, manifest
-from exporter.formats import pt2
+from exporter.core import case_inputs, determinism, float64_math, manifest
 from exporter.core.errors import UserError
+from exporter.formats import pt2
 
 FORMAT = "rules_torch_export/bpte-manifest/1"
 
@@ -58,7 +58,18 @@ def _references(config, modules):
             for name, m in config.methods.items()}
 
 
-def _expected(reference, description, args, kwargs, record, where):
+def _in_float64(references):
+    """The references computing in float64 (core/float64_math.py): the expected outputs,
+    rounded once to the program's dtypes, are then the same bits on every CPU. One widened copy
+    per model, so that a stateful model's calls still see each other's state."""
+    copies = {}
+    for reference, _ in references.values():
+        copies.setdefault(id(reference), float64_math.widened(reference))
+    return {name: (lambda *a, wide=copies[id(ref)], **k: float64_math.call(wide, a, k), description)
+            for name, (ref, description) in references.items()}
+
+
+def _expected(reference, description, args, kwargs, record, where, precision):
     """The reference's outputs as contiguous tensors, checked against the program's outputs."""
     import torch
 
@@ -66,6 +77,8 @@ def _expected(reference, description, args, kwargs, record, where):
         with torch.no_grad():
             result = reference(*args, **kwargs)
     except Exception as e:
+        if precision == "float64":
+            raise  # run() tries float32, which explains a model that fails in both
         raise UserError(f"{where}: {description} raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                         f"; fix the model, or choose inputs it accepts") from e
     outputs = [t for t in torch.utils._pytree.tree_leaves(result) if isinstance(t, torch.Tensor)]
@@ -73,6 +86,9 @@ def _expected(reference, description, args, kwargs, record, where):
     if len(outputs) != len(wanted):
         raise UserError(f"{where}: {description} returns {len(outputs)} tensors, the program {len(wanted)}; "
                         f"set reference = \"exported\" to take the expected outputs from the exported program")
+    if precision == "float64":  # rounded once, to what the program returns
+        outputs = [t.float() if t.dtype == torch.float64 and w["dtype"] == "float32" else t
+                   for t, w in zip(outputs, wanted)]
     for i, (t, w) in enumerate(zip(outputs, wanted)):
         if _dtype(t) != w["dtype"]:
             raise UserError(f"{where}: output {i} of {description} is {_shape_text(t)}, the program's is "
@@ -89,8 +105,9 @@ def _method_records(pte):
         return program_summary.methods(pte_inspect.read_program(f.read()))
 
 
-def build_suites(config):
-    """(ExecuTorch MethodTestSuites, manifest records of their cases) for every method."""
+def build_suites(config, precision="float64"):
+    """(ExecuTorch MethodTestSuites, manifest records of their cases) for every method, with
+    the expected outputs computed in precision ("float64" or "float32")."""
     import torch
     from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
 
@@ -99,6 +116,8 @@ def build_suites(config):
     eps = {name: pt2.load(method.pt2) for name, method in config.methods.items()}
     modules = {name: ep.module() for name, ep in eps.items()}
     references = _references(config, modules)
+    if precision == "float64":
+        references = _in_float64(references)
     method_records = _method_records(config.pte)
     suites, records = [], {}
     for name, method in sorted(config.methods.items()):
@@ -112,7 +131,7 @@ def build_suites(config):
             args, kwargs = shape_spec.call_arguments(ep, case_inputs.make_inputs(method.spec, sizes), module)
             feed = case_inputs.runtime_inputs(args, kwargs, len(record["inputs"]))
             feed = [v.contiguous() if isinstance(v, torch.Tensor) else v for v in feed]
-            expected = _expected(reference, description, args, kwargs, record, where)
+            expected = _expected(reference, description, args, kwargs, record, where, precision)
             cases.append(MethodTestCase(inputs=feed, expected_outputs=expected))
             case_records.append({
                 "sizes": dict(sorted(sizes.items())),
@@ -120,7 +139,7 @@ def build_suites(config):
                 "outputs": [_shape_text(t) for t in expected],
             })
         suites.append(MethodTestSuite(method_name=name, test_cases=cases))
-        records[name] = {"reference": description, "cases": case_records}
+        records[name] = {"reference": description, "computed_in": precision, "cases": case_records}
     return suites, records
 
 
@@ -136,7 +155,15 @@ def run(config):
         raise UserError(f"{os.path.basename(config.pte)} has sha256 {digest}, but its manifest records "
                         f"{program_manifest['pte']['sha256']}; rebuild {config.program_label}")
     with determinism.reproducible_math():  # as every action runs; also when called in-process
-        suites, records = build_suites(config)
+        try:
+            suites, records = build_suites(config)
+        except UserError:
+            raise
+        except Exception as e:  # the model's own code may fail in float64: float32 then
+            print(f"bundled_program {config.label}: the reference failed in float64 ({type(e).__name__}: "
+                  f"{str(e).splitlines()[0] if str(e) else ''}); expected outputs computed in float32, "
+                  f"so their last bits may differ between CPUs")
+            suites, records = build_suites(config, "float32")
     bundled = BundledProgram(None, suites, pte_file_path=config.pte)
     out = config.outputs["bpte"]
     with open(out + ".tmp", "wb") as f:

@@ -84,8 +84,31 @@ def test_bundled_cases_hold_the_eager_outputs(tmp_path):
 
     with torch.no_grad():
         expected, expected_plus_one = tiny()(x, y)
-    assert torch.equal(out, expected) and torch.equal(plus_one, expected_plus_one)
+        wide, _ = tiny().double()(x.double(), y)
+    # Computed in float64 and rounded once (the same bits on every CPU), so within float32's
+    # rounding of the float32 model's outputs.
+    assert torch.equal(out, wide.float()) and torch.equal(plus_one, expected_plus_one)
+    assert torch.allclose(out, expected, rtol=1e-6, atol=1e-6)
     assert x.shape == (7, 4) and torch.equal(x, numerics.make_inputs(SPEC, {"batch": 7})["x"])
+    manifest = json.loads((tmp_path / "t.bpte.json").read_text())
+    assert manifest["methods"]["forward"]["computed_in"] == "float64"
+
+
+def test_a_reference_that_cannot_run_in_float64_computes_in_float32(tmp_path, monkeypatch, capsys):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("expected scalar type Float but found Double")
+
+    monkeypatch.setattr(bundled_program.float64_math, "call", refuse)
+    bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path)))
+    cases = bundled_cases.read_cases((tmp_path / "t.bpte").read_bytes())
+    (x, y), (out, _) = cases["forward"][1]
+    from exporter.tests.tiny_model import tiny
+
+    with torch.no_grad():
+        assert torch.equal(out, tiny()(x, y)[0])
+    manifest = json.loads((tmp_path / "t.bpte.json").read_text())
+    assert manifest["methods"]["forward"]["computed_in"] == "float32"
+    assert "expected outputs computed in float32" in capsys.readouterr().out
 
 
 def test_a_wrong_expected_output_fails_with_the_worst_error(tmp_path):

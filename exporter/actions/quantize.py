@@ -8,12 +8,14 @@ dims and ranges, and every consumer of a torch_export (executorch_program, the t
 bundle) takes it unchanged.
 """
 
+import contextlib
+
 import torch
 
 from exporter.actions import calibrate, export
-from exporter.core import buffers, manifest, ranges, shape_spec
-from exporter.formats import pt2
+from exporter.core import buffers, float64_math, manifest, ranges, shape_spec
 from exporter.core.errors import UserError
+from exporter.formats import pt2
 
 # scheme -> (arguments of XNNPACK's get_symmetric_quantization_config, needs calibration).
 # Static schemes fix activation scales from the calibration batches; dynamic ones compute them
@@ -56,29 +58,56 @@ def _nothing_to_quantize(ep, config):
     )
 
 
-def quantize(ep, config, batches):
-    """The converted (quantized) GraphModule of ep."""
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+def _prepare(ep, config):
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
     prepared = prepare_pt2e(ep.module(), QUANTIZERS[config.quantizer](config.scheme))
     if not _observers(prepared):
         raise UserError(_nothing_to_quantize(ep, config))
+    return prepared
+
+
+def _calibrate(prepared, ep, config, batches, precision):
+    """Runs the batches through the observers, in float64 or as the model's own float32."""
     if not batches:
         # A dynamic scheme observes only the weights; one pass on the spec's example does it.
         example = shape_spec.build_inputs(config.spec, prepared.forward, config.spec_label)
         batches = [None]
-    # Calibration runs the model, which writes the buffers it mutates (a KV cache); the
-    # quantized program must start from the state the float one starts from.
-    state = {name: prepared.get_buffer(name).clone() for name in buffers.mutations(ep)}
-    with torch.no_grad():
+    arithmetic = float64_math.float64() if precision == "float64" else contextlib.nullcontext()
+    with torch.no_grad(), arithmetic:
         for batch in batches:
             args, kwargs = ((example.args, example.kwargs) if batch is None
                             else shape_spec.call_arguments(ep, batch, prepared))
             prepared(*args, **kwargs)
+
+
+def quantize(ep, config, batches):
+    """(the converted (quantized) GraphModule of ep, the precision calibration ran in).
+
+    Calibration runs in float64 (core/float64_math.py says why: the same scales on every
+    CPU). A model that cannot run in float64 (an operator with float32 kernels only) is
+    calibrated in float32 instead; its scales may then differ between CPUs, and the manifest
+    and the log say so.
+    """
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+
+    prepared, precision = _prepare(ep, config), "float64"
+    # Calibration runs the model, which writes the buffers it mutates (a KV cache); the
+    # quantized program must start from the state the float one starts from.
+    state = {name: prepared.get_buffer(name).clone() for name in buffers.mutations(ep)}
+    try:
+        _calibrate(prepared, ep, config, batches, precision)
+    except Exception as e:  # the model's own code may raise anything in float64
+        print(f"torch_quantize {config.label}: calibration in float64 failed ({type(e).__name__}: "
+              f"{str(e).splitlines()[0] if str(e) else ''}); calibrating in float32, so the scales "
+              f"may differ between CPUs")
+        prepared, precision = _prepare(ep, config), "float32"
+        _calibrate(prepared, ep, config, batches, precision)
+    with torch.no_grad():
         converted = convert_pt2e(prepared)
         for name, value in state.items():
             converted.get_buffer(name).copy_(value)
-    return converted
+    return converted, precision
 
 
 def _reexport(module, config):
@@ -111,7 +140,8 @@ def run(config):
             f"torch_quantize {config.label}: calibration {config.calibration['label']}",
             config.spec_label,
         )
-    quantized, inputs = _reexport(quantize(ep, config, batches), config)
+    converted, precision = quantize(ep, config, batches)
+    quantized, inputs = _reexport(converted, config)
     calibration = None
     if config.calibration:
         calibration = {
@@ -120,5 +150,6 @@ def run(config):
         }
     export.write_pt2(quantized, config, ranges.report(quantized, inputs, config.spec), {
         "quantized_from": config.exported_label,
-        "quantization": {"quantizer": config.quantizer, "scheme": config.scheme, "calibration": calibration},
+        "quantization": {"quantizer": config.quantizer, "scheme": config.scheme, "calibration": calibration,
+                         "precision": precision},
     })

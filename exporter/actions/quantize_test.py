@@ -140,11 +140,53 @@ def test_every_scheme_quantizes_and_keeps_the_dynamic_batch(tmp_path, scheme):
     }))
     record = json.loads((tmp_path / "q.pt2.json").read_text())
     assert record["quantization"]["scheme"] == scheme
+    assert record["quantization"]["precision"] == "float64"
     assert record["range_constraints"] == {"batch": {"min": 1, "max": 6}}
     assert any(op.startswith("quantized_decomposed.") for op in record["operators"])
     quantized = torch.export.load(str(tmp_path / "q.pt2")).module()
     x = torch.randn(5, 3, 8, 8)
     assert numerics.sqnr_db(quantized(x), conv_net()(x)) > 20
+
+
+@torch.library.custom_op("rte_test::float32_only", mutates_args=())
+def float32_only(x: torch.Tensor) -> torch.Tensor:
+    if x.dtype != torch.float32:
+        raise RuntimeError(f"float32_only takes float32, not {x.dtype}")
+    return x * 2
+
+
+@float32_only.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class Float32OnlyNet(ConvNet):
+    def forward(self, x):
+        return super().forward(torch.ops.rte_test.float32_only(x))
+
+
+def float32_only_net():
+    torch.manual_seed(0)
+    return Float32OnlyNet().eval()
+
+
+def test_a_model_that_cannot_run_in_float64_is_calibrated_in_float32_and_says_so(tmp_path, capsys):
+    config = export_harness.config_for(tmp_path, "exporter.actions.quantize_test:float32_only_net",
+                                       {"x": tensor(["batch", 3, 8, 8])}, {"batch": {"min": 1, "max": 6}})
+    export_harness.run_export(config)
+    batches = [{"x": torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1))}]
+    (tmp_path / "c.calib.pt").write_bytes(calibrate.serialize(batches))
+    quantize.run(configs.QuantizeConfig.from_json({
+        "label": "//t:q", "identity": config["identity"], "exported_label": "//test:ep",
+        "pt2": config["outputs"]["pt2"], "spec_label": "//test:spec", "spec": config["spec"],
+        "calibration": {"label": "//t:calib", "batches": str(tmp_path / "c.calib.pt")},
+        "outputs": {"pt2": str(tmp_path / "q.pt2"), "manifest": str(tmp_path / "q.pt2.json")},
+    }))
+    record = json.loads((tmp_path / "q.pt2.json").read_text())
+    assert record["quantization"]["precision"] == "float32"
+    out = capsys.readouterr().out
+    assert "calibration in float64 failed (RuntimeError: float32_only takes float32, not torch.float64)" in out
+    assert "the scales may differ between CPUs" in out
 
 
 def test_sqnr_and_top1():

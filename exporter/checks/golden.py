@@ -84,8 +84,10 @@ def run(config):
     if expected == actual:
         return True, f"ok {config.label}: {config.subject} matches {golden}\n"
     _save_actual(config, actual)
-    note = _version_note(expected)
-    message = (note + "\n" if note else "") + (
+    from exporter.checks import qparams_diff
+
+    notes = [n for n in (_version_note(expected), qparams_diff.explain(expected, actual)) if n]
+    message = "".join(n + "\n" for n in notes) + (
         f"FAIL {config.label}: the graph of {config.subject} differs from {golden}:\n"
         f"{_diff(expected, actual, golden)}"
         f"If the change is intended, accept it with:\n  {command}\n")

@@ -132,5 +132,6 @@ def test_quantizing_a_stateful_model_keeps_its_initial_state(tmp_path):
     config = configs.QuantizeConfig.from_json({
         "label": "//t:q", "identity": "", "exported_label": "//t:c_ep", "pt2": path, "spec_label": "//t:s",
         "spec": spec, "scheme": "int8_dynamic_per_channel"})
-    converted = quantize.quantize(pt2.load(path), config, [])
+    converted, precision = quantize.quantize(pt2.load(path), config, [])
+    assert precision == "float64"
     assert torch.equal(converted.get_buffer("total"), torch.full((1, 4), 5.0))

@@ -180,12 +180,17 @@ def dim_uses(spec):
 
 
 def example_tensor(shape, dtype_name, generator, fill=None):
-    """A seeded example tensor: normal floats, small non-negative ints, random bools."""
+    """A seeded example tensor: normal floats, small non-negative ints, random bools.
+
+    Floats are drawn in float64 and rounded: torch's float32 normal sampler has a vectorised
+    variant per instruction set whose values differ from the plain one's; the float64 sampler
+    draws the same values on every CPU.
+    """
     dtype = getattr(torch, dtype_name)
     if fill is not None:
         return torch.full(shape, fill, dtype=dtype)
     if dtype.is_floating_point:
-        return torch.randn(shape, generator=generator).to(dtype)
+        return torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=generator).bool()
     return torch.randint(0, 8, shape, generator=generator).to(dtype)
