@@ -1,6 +1,6 @@
 """pte_inspect: `bazel run` target that prints what a .pte holds, without running it."""
 
-load(":py_entry.bzl", "exporter_py")
+load(":exporter_py.bzl", "exporter_py")
 
 def pte_inspect(name, program, **kwargs):
     """Declares `bazel run //pkg:<name> [-- --json]`, which summarises `program`'s .pte.

@@ -5,7 +5,7 @@ tensor()/dim() survive the trip); the rule checks it at analysis time and fills 
 tracing size. exporter/spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
-load("//rules:providers.bzl", "ShapeSpecInfo")
+load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
 load(":shape_spec_check.bzl", "check_spec")
 
 AUTO = "AUTO"
@@ -106,7 +106,7 @@ def _encode_dims(dims, fail_prefix):
 def _shape_spec_impl(ctx):
     raw = json.decode(ctx.attr.spec_json)
     spec = check_spec(raw, "shape_spec {}: ".format(ctx.label))
-    return [ShapeSpecInfo(label = ctx.label, spec = spec)]
+    return [shape_spec_info(label = ctx.label, spec = spec)]
 
 shape_spec_rule = rule(
     implementation = _shape_spec_impl,
