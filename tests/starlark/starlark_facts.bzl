@@ -9,7 +9,7 @@ load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=b
 load("//rules/private:shape_spec_check.bzl", "DTYPES")  # buildifier: disable=bzl-visibility
 load("//rules/private:torch_export.bzl", "IRS")  # buildifier: disable=bzl-visibility
 load("//rules/private:torch_quantize.bzl", "QUANTIZERS", "SCHEMES")  # buildifier: disable=bzl-visibility
-load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
+load("//tests/starlark/shape_spec:expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _parsed(text):
     e = parse_linear(text)
