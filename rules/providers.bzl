@@ -158,19 +158,25 @@ def _describe(check):
     return text
 
 def _make(info, name, checks, fields):
-    """`info(**fields)`, once every field in `checks` is given and passes its check."""
+    """`info(**fields)`, once every field in `checks` is given and passes its check.
+
+    A failure names the provider, the field and the target the provider is for (its `label`
+    field, when it has one), e.g. "ExportedProgramInfo.pt2 (of //pkg:x_ep) must be a File".
+    """
+    of = " (of {})".format(fields["label"]) if type(fields.get("label")) == "Label" else ""
     unknown = sorted([f for f in fields if f not in checks])
     missing = sorted([f for f in checks if f not in fields])
     if unknown or missing:
-        fail("{}: {}{}; its fields are {}".format(
+        fail("{}{}: {}{}; its fields are {}".format(
             name,
+            of,
             "unknown fields {} ".format(unknown) if unknown else "",
             "missing fields {}".format(missing) if missing else "",
             sorted(checks.keys()),
         ))
     for field, check in checks.items():
         if not _passes(fields[field], check):
-            fail("{}.{} must be a {}, not {}".format(name, field, _describe(check), repr(fields[field])))
+            fail("{}.{}{} must be a {}, not {}".format(name, field, of, _describe(check), repr(fields[field])))
     return info(**fields)
 
 _SPEC = _info("ShapeSpecInfo", "spec", marker_type = "dict")

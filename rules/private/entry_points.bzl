@@ -15,7 +15,7 @@ def check_entry(where, entry, example):
     """
     module, sep, attr_name = entry.partition(":")
     if not sep or not module or not attr_name or " " in entry:
-        fail("{}entry = {} must look like 'package.module:callable', e.g. {}".format(where, repr(entry), repr(example)))
+        fail("{}entry = {} must look like 'package.module:callable', e.g. '{}'".format(where, repr(entry), example))
 
 def import_root(f, runfiles = False):
     """The folder from which `f` imports by its path in its repository.
