@@ -6,7 +6,7 @@ tracing size. exporter/spec.py documents the JSON that ShapeSpecInfo.spec carrie
 """
 
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
-load(":shape_spec_check.bzl", "check_spec")
+load(":shape_spec_check.bzl", "MAX_VALUES", "check_spec")
 
 AUTO = "AUTO"
 DYNAMIC = "DYNAMIC"
@@ -14,9 +14,6 @@ STATIC = "STATIC"
 
 _TENSOR = "rules_torch_export.tensor"
 _DIM = "rules_torch_export.dim"
-
-# Starlark has no recursion; inputs nest at most this many values in all.
-_MAX_VALUES = 100000
 
 def tensor(shape, dtype = "float32", hint = None, fill = None):
     """A tensor input.
@@ -51,7 +48,7 @@ def _encode_value(value, where, fail_prefix):
     """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
     root = {}
     stack = [(value, root, where)]
-    for _ in range(_MAX_VALUES):
+    for _ in range(MAX_VALUES):
         if not stack:
             return root
         v, out, path = stack.pop()
