@@ -3,6 +3,7 @@
 load("//rules:providers.bzl", "BundledProgramInfo")
 load(":checks.bzl", "number_attr", "parse_tolerance")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _bundled_check_config_impl(ctx):
     where = test_prefix("bundled_program_test", ctx)
@@ -49,4 +50,4 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
         atol = number_attr(atol),
         **config_target_attrs(name, kwargs)
     )
-    config_test(name, module = "exporter.bundled_check", **kwargs)
+    config_test(name, module = EXPORTER_MODULES["bundled_check"], **kwargs)

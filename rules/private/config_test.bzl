@@ -17,12 +17,12 @@ The pieces, used in this order by each rule's .bzl file:
 
     def my_test(name, program, **kwargs):
         _my_config(program = program, **config_target_attrs(name, kwargs))
-        config_test(name, module = "exporter.my_check", **kwargs)
+        config_test(name, module = EXPORTER_MODULES["my_check"], **kwargs)
 """
 
 load("//rules:providers.bzl", "golden_update_info")
 load(":checks.bzl", "macro_label", "message_prefix")
-load(":exporter_py.bzl", "exporter_py")
+load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 
 # The attributes every config rule has, set by config_target_attrs.
 _CONFIG_ATTRS = {
@@ -124,7 +124,7 @@ def config_test(name, module, golden = None, **kwargs):
 
     Args:
       name: the test's name.
-      module: the exporter module the test runs, e.g. "exporter.budget".
+      module: the exporter module the test runs, e.g. EXPORTER_MODULES["budget"].
       golden: the golden file, relative to the package; None for none.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
@@ -143,7 +143,7 @@ def config_test(name, module, golden = None, **kwargs):
         exporter_py(
             native.py_binary,
             name = update,
-            module = "exporter.golden",
+            module = EXPORTER_MODULES["golden"],
             data = [config],
             args = ["--update", "$(rootpath {})".format(config)],
             tags = kwargs.get("tags"),

@@ -30,6 +30,17 @@ py_entry = rule(
 # The library every generated entry imports.
 EXPORTER_LIB = Label("//exporter:exporter_lib")
 
+# Every exporter module that the rules' tests and tools run, by what it does: a module that
+# moves in exporter/ changes this table only.
+EXPORTER_MODULES = {
+    "budget": "exporter.budget",  # program_budget_test
+    "bundled_check": "exporter.bundled_check",  # bundled_program_test
+    "golden": "exporter.golden",  # graph_snapshot_test, and every golden's .update
+    "numerics": "exporter.numerics",  # numerics_test
+    "pte_inspect": "exporter.pte_inspect",  # pte_inspect
+    "steps": "exporter.stateful",  # numerics_test(steps = [...])
+}
+
 def exporter_py(rule, name, module, data, args, **kwargs):
     """Declares a py_test or py_binary whose main runs `<module>.main(args)`.
 

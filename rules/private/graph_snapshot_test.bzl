@@ -7,7 +7,7 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
 load(":checks.bzl", "macro_label")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "write_test_config")
-load(":exporter_py.bzl", "exporter_py")
+load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -56,7 +56,7 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
         program = program,
         **config_target_attrs(name, kwargs, golden = golden, updatable = True)
     )
-    config_test(name, module = "exporter.golden", golden = golden, **kwargs)
+    config_test(name, module = EXPORTER_MODULES["golden"], golden = golden, **kwargs)
 
 def _golden_list_impl(ctx):
     infos = [dep[GoldenUpdateInfo] for dep in ctx.attr.goldens]
@@ -113,7 +113,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
     exporter_py(
         native.py_binary,
         name = name,
-        module = "exporter.golden",
+        module = EXPORTER_MODULES["golden"],
         data = [":" + goldens],
         args = ["--update", "--list", "$(rootpath :{})".format(goldens)],
         **kwargs

@@ -5,6 +5,7 @@ load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolera
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":configs.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -182,4 +183,4 @@ def numerics_test(
         steps_json = json.encode(steps),
         **config_target_attrs(name, kwargs)
     )
-    config_test(name, module = "exporter.stateful" if steps else "exporter.numerics", **kwargs)
+    config_test(name, module = EXPORTER_MODULES["steps" if steps else "numerics"], **kwargs)

@@ -4,6 +4,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load(":byte_sizes.bzl", "parse_percent", "parse_size")
 load(":checks.bzl", "check_method")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _size(where, attr, value):
     parsed = parse_size(value)
@@ -122,4 +123,4 @@ def program_budget_test(
         **config_target_attrs(name, kwargs, golden = golden, updatable = True)
     )
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
-    config_test(name, module = "exporter.budget", golden = golden, **kwargs)
+    config_test(name, module = EXPORTER_MODULES["budget"], golden = golden, **kwargs)
