@@ -1,6 +1,11 @@
-"""e2e_test: a pytest_test that runs the real Bazel in temporary workspaces (tests/e2e/harness.py)."""
+"""e2e_test: a pytest_test that runs the real Bazel in temporary workspaces (tests/e2e/harness.py).
 
-load("//tools/pytest:pytest_test.bzl", "pytest_test")
+It lives in tools/, which the harness copies into every test workspace, because some of those
+workspaces load a BUILD file that declares an e2e_test (tests/remote_e2e/BUILD, for its
+execution platform) without the rest of tests/.
+"""
+
+load(":pytest_test.bzl", "pytest_test")
 
 # Tags for every test that runs Bazel inside Bazel:
 #   "e2e"        `--test_tag_filters=-e2e` runs the fast tests alone;
