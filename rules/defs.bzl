@@ -17,18 +17,16 @@ See docs/rules.md for every attribute.
 
 load(
     "//rules:providers.bzl",
+    _BundledProgramInfo = "BundledProgramInfo",
     _CalibrationDataInfo = "CalibrationDataInfo",
     _ExecuTorchProgramInfo = "ExecuTorchProgramInfo",
     _ExportedProgramInfo = "ExportedProgramInfo",
     _GoldenUpdateInfo = "GoldenUpdateInfo",
+    _ModelBundleInfo = "ModelBundleInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
-load(
-    "//rules/private:bundled_program.bzl",
-    _BundledProgramInfo = "BundledProgramInfo",
-    _bundled_program = "bundled_program",
-)
+load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
@@ -39,7 +37,7 @@ load(
     _graph_snapshot_test = "graph_snapshot_test",
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
-load("//rules/private:model_bundle.bzl", _ModelBundleInfo = "ModelBundleInfo", _model_bundle = "model_bundle")
+load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")

@@ -1,4 +1,11 @@
-"""Providers that carry models, shape specs and programs between rules_torch_export targets."""
+"""Providers that carry models, shape specs and programs between rules_torch_export targets.
+
+Every provider of the rules is declared here, next to a checking constructor of the same name in
+snake case (`exported_program_info(...)` for ExportedProgramInfo): the rules build their
+providers only through those, so a field of the wrong type fails in the rule that made it, with
+the provider and the field named, not later in a rule that reads it. (Bazel 5 adds `init` to
+provider() for this; Bazel 4.2.3 has none, so the constructors are plain functions.)
+"""
 
 TorchModelInfo = provider(
     doc = "A model: how to build the nn.Module, and the files it needs.",
@@ -61,6 +68,26 @@ ExecuTorchProgramInfo = provider(
     },
 )
 
+BundledProgramInfo = provider(
+    doc = "A bundled program (.bpte): a program with its test cases, for a device farm.",
+    fields = {
+        "label": "Label of the bundled_program target.",
+        "bpte": "The .bpte File: ExecuTorch's BundledProgram flatbuffer.",
+        "manifest": "The .bpte.json File: sha256, the program's digest, each case's sizes and shapes.",
+        "program": "The ExecuTorchProgramInfo of the program inside; its backends set the test's default tolerances.",
+        "methods": "list of the method names that have test cases.",
+    },
+)
+
+ModelBundleInfo = provider(
+    doc = "A model_bundle: the folder an app ships, and the programs in it.",
+    fields = {
+        "label": "Label of the model_bundle target.",
+        "directory": "The bundle folder (a tree artifact): <sha256>.pte/.pt2 files and index.json.",
+        "programs": "dict: program label string -> ExecuTorchProgramInfo or ExportedProgramInfo.",
+    },
+)
+
 GoldenUpdateInfo = provider(
     doc = "Goldens that a `bazel run` target rewrites (graph_snapshot_test, graph_snapshot_updates).",
     fields = {
@@ -68,3 +95,169 @@ GoldenUpdateInfo = provider(
         "runfiles": "runfiles: everything those configs name (programs, the configs themselves).",
     },
 )
+
+def _type(*types, keys = [], values = None):
+    """A field's check: its value has one of these type() names.
+
+    Args:
+      *types: type() names, e.g. "File", "NoneType".
+      keys: for a dict, the keys it must have.
+      values: for a dict, the check of every value (and it must not be empty).
+
+    Returns:
+      The check, for _make.
+    """
+    return struct(types = list(types), info = None, markers = [], marker_type = None, keys = keys, values = values)
+
+def _info(name, *markers, marker_type = None, none = False):
+    """A field's check: its value is the provider `name` (or None when `none`).
+
+    Bazel 4.2.3 cannot ask an instance which provider made it; a marker is a field that only
+    that provider has among this file's (with `marker_type`, only it has with that type). With
+    several markers, any one will do.
+
+    Args:
+      name: the provider's name, for the message.
+      *markers: the fields that tell it apart.
+      marker_type: the type() of the marker field, when another provider has one too.
+      none: whether None is allowed.
+
+    Returns:
+      The check, for _make.
+    """
+    return struct(types = ["NoneType"] if none else [], info = name, markers = list(markers), marker_type = marker_type, keys = [], values = None)
+
+def _is_instance(value, check):
+    """Whether `value` has one of the check's types, or is its provider (keys and values aside)."""
+    if type(value) in check.types:
+        return True
+    if check.info == None or type(value) != "struct":
+        return False
+    return [m for m in check.markers if hasattr(value, m) and (check.marker_type == None or type(getattr(value, m)) == check.marker_type)] != []
+
+def _passes(value, check):
+    """Whether `value` passes `check`, with a dict's keys and values."""
+    if not _is_instance(value, check):
+        return False
+    if type(value) != "dict":
+        return True
+    if check.values != None and (not value or [v for v in value.values() if not _is_instance(v, check.values)]):
+        return False
+    return not [k for k in check.keys if k not in value]
+
+def _kinds(check):
+    return " or ".join(([check.info] if check.info else []) + [t.replace("NoneType", "None") for t in check.types])
+
+def _describe(check):
+    """What a value must be, for the message: "dict with the keys [...]", ..."""
+    text = _kinds(check)
+    if check.keys:
+        text += " with the keys {}".format(check.keys)
+    if check.values != None:
+        text += " of one or more {}".format(_kinds(check.values))
+    return text
+
+def _make(info, name, checks, fields):
+    """`info(**fields)`, once every field in `checks` is given and passes its check.
+
+    A failure names the provider, the field and the target the provider is for (its `label`
+    field, when it has one), e.g. "ExportedProgramInfo.pt2 (of //pkg:x_ep) must be a File".
+    """
+    of = " (of {})".format(fields["label"]) if type(fields.get("label")) == "Label" else ""
+    unknown = sorted([f for f in fields if f not in checks])
+    missing = sorted([f for f in checks if f not in fields])
+    if unknown or missing:
+        fail("{}{}: {}{}; its fields are {}".format(
+            name,
+            of,
+            "unknown fields {} ".format(unknown) if unknown else "",
+            "missing fields {}".format(missing) if missing else "",
+            sorted(checks.keys()),
+        ))
+    for field, check in checks.items():
+        if not _passes(fields[field], check):
+            fail("{}.{}{} must be a {}, not {}".format(name, field, of, _describe(check), repr(fields[field])))
+    return info(**fields)
+
+_SPEC = _info("ShapeSpecInfo", "spec", marker_type = "dict")
+
+_EXPORTED = _info("ExportedProgramInfo", "pt2")
+
+def torch_model_info(**fields):
+    """A TorchModelInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(TorchModelInfo, "TorchModelInfo", {
+        "label": _type("Label"),
+        "entry": _type("string"),
+        "init_args": _type("dict"),
+        "checkpoint": _type("File", "NoneType"),
+        "srcs": _type("depset"),
+        "import_roots": _type("depset"),
+    }, fields)
+
+def shape_spec_info(**fields):
+    """A ShapeSpecInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ShapeSpecInfo, "ShapeSpecInfo", {
+        "label": _type("Label"),
+        "spec": _type("dict", keys = ["dims", "inputs"]),
+    }, fields)
+
+def exported_program_info(**fields):
+    """An ExportedProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ExportedProgramInfo, "ExportedProgramInfo", {
+        "label": _type("Label"),
+        "pt2": _type("File"),
+        "manifest": _type("File"),
+        "model": _info("TorchModelInfo", "entry"),
+        "spec": _SPEC,
+        "options": _type("dict", keys = ["decompose", "ir", "keep", "strict"]),
+        "quantization": _type("dict", "NoneType", keys = ["quantizer", "scheme"]),
+        "calibration": _info("CalibrationDataInfo", "batches", none = True),
+    }, fields)
+
+def calibration_data_info(**fields):
+    """A CalibrationDataInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(CalibrationDataInfo, "CalibrationDataInfo", {
+        "label": _type("Label"),
+        "spec": _SPEC,
+        "batches": _type("File"),
+        "manifest": _type("File"),
+    }, fields)
+
+def executorch_program_info(**fields):
+    """An ExecuTorchProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ExecuTorchProgramInfo, "ExecuTorchProgramInfo", {
+        "label": _type("Label"),
+        "pte": _type("File"),
+        "manifest": _type("File"),
+        "backends": _type("list"),
+        "exported": _EXPORTED,
+        "methods": _type("dict", values = _EXPORTED),
+        "ptd": _type("File", "NoneType"),
+        "selected_ops": _type("File"),
+        "etrecord": _type("File"),
+    }, fields)
+
+def bundled_program_info(**fields):
+    """A BundledProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(BundledProgramInfo, "BundledProgramInfo", {
+        "label": _type("Label"),
+        "bpte": _type("File"),
+        "manifest": _type("File"),
+        "program": _info("ExecuTorchProgramInfo", "pte"),
+        "methods": _type("list"),
+    }, fields)
+
+def model_bundle_info(**fields):
+    """A ModelBundleInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ModelBundleInfo, "ModelBundleInfo", {
+        "label": _type("Label"),
+        "directory": _type("File"),
+        "programs": _type("dict", values = _info("ExecuTorchProgramInfo or ExportedProgramInfo", "pte", "pt2")),
+    }, fields)
+
+def golden_update_info(**fields):
+    """A GoldenUpdateInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(GoldenUpdateInfo, "GoldenUpdateInfo", {
+        "configs": _type("depset"),
+        "runfiles": _type("runfiles"),
+    }, fields)

@@ -1,21 +1,11 @@
 """bundled_program: a .pte with test inputs and expected outputs, as ExecuTorch's BundledProgram."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//rules:providers.bzl", "BundledProgramInfo", "ExecuTorchProgramInfo", "bundled_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "check_method", "check_one_of", "message_prefix")
+load(":configs.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":exporter_action.bzl", "run_exporter")
-load(":torch_model.bzl", "model_action_config")
-
-BundledProgramInfo = provider(
-    doc = "A bundled program (.bpte): a program with its test cases, for a device farm.",
-    fields = {
-        "label": "Label of the bundled_program target.",
-        "bpte": "The .bpte File: ExecuTorch's BundledProgram flatbuffer.",
-        "manifest": "The .bpte.json File: sha256, the program's digest, each case's sizes and shapes.",
-        "program": "The ExecuTorchProgramInfo of the program inside; its backends set the test's default tolerances.",
-        "methods": "list of the method names that have test cases.",
-    },
-)
 
 REFERENCES = ["eager", "exported"]
 
@@ -37,12 +27,7 @@ def _cases(where, program, given):
         fail(where + "inputs must be a list of {dim: size} dicts, or a dict of method name to such lists")
     cases = {}
     for method, listed in given.items():
-        if method not in program.methods:
-            fail(where + "inputs names method {}, which {} does not have; use one of {}".format(
-                repr(method),
-                program.label,
-                sorted(program.methods.keys()),
-            ))
+        check_method(where, "inputs names method", method, program)
         if type(listed) != "list":
             fail(where + "inputs[{}] must be a list of {{dim: size}} dicts".format(repr(method)))
         spec = program.methods[method].spec
@@ -68,15 +53,14 @@ def _model_config(where, program, methods):
     models = {str(program.methods[m].model.label): program.methods[m].model for m in methods}
     if len(models) > 1:
         fail(where + "the methods come from different models ({}); bundle them apart, or set reference = \"exported\"".format(sorted(models.keys())))
-    return model_action_config(models.values()[0])
+    return model_config(models.values()[0])
 
 def _bundled_program_impl(ctx):
-    where = "bundled_program {}: ".format(ctx.label)
+    where = message_prefix("bundled_program", ctx.label)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     if program.ptd:
         fail(where + "{} keeps its weights in a .ptd, and ExecuTorch 1.4.1's bundled-program runtime loads no .ptd; bundle a program with weights = \"inline\"".format(program.label))
-    if ctx.attr.reference not in REFERENCES:
-        fail(where + "reference = {} is not one of {}".format(repr(ctx.attr.reference), REFERENCES))
+    check_one_of(where, "reference", ctx.attr.reference, REFERENCES)
     cases = _cases(where, program, json.decode(ctx.attr.inputs_json))
     quantized = [m for m in cases if program.methods[m].quantization != None]
     if quantized and ctx.attr.reference == "eager":
@@ -85,12 +69,7 @@ def _bundled_program_impl(ctx):
     inputs = [program.pte, program.manifest]
     for name, sized in cases.items():
         exported = program.methods[name]
-        methods[name] = {
-            "exported_label": str(exported.label),
-            "pt2": exported.pt2.path,
-            "spec": exported.spec.spec,
-            "cases": sized,
-        }
+        methods[name] = dict(exported_config(exported), cases = sized)
         inputs.append(exported.pt2)
     model, model_files = None, depset()
     if ctx.attr.reference == "eager":
@@ -122,7 +101,7 @@ def _bundled_program_impl(ctx):
     )
     files = [bpte, manifest]
     return [
-        BundledProgramInfo(
+        bundled_program_info(
             label = ctx.label,
             bpte = bpte,
             manifest = manifest,

@@ -1,53 +1,30 @@
 """bundled_program_test: runs a .bpte's test cases in the ExecuTorch runtime, as a device farm does."""
 
-load(":bundled_program.bzl", "BundledProgramInfo")
-load(":py_entry.bzl", "exporter_py", "macro_label")
-
-def _is_number(text):
-    """True for "0.001", "1e-3", "5": a non-negative decimal, optionally with an exponent."""
-    mantissa, _, exponent = text.lower().partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    if exponent.startswith("-") or exponent.startswith("+"):
-        exponent = exponent[1:]
-    return (whole.isdigit() or (not whole and fraction.isdigit())) and \
-           (not fraction or fraction.isdigit()) and \
-           ("e" not in text.lower() or exponent.isdigit())
-
-def _tolerance(where, which, value):
-    """The tolerance as a float, or None for the program's backend default."""
-    if not value:
-        return None
-    if not _is_number(value):
-        fail("{}{} = {} is not a tolerance; write a number >= 0, e.g. 1e-3".format(where, which, repr(value)))
-    return float(value)
+load("//rules:providers.bzl", "BundledProgramInfo")
+load(":checks.bzl", "number_attr", "parse_tolerance")
+load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _bundled_check_config_impl(ctx):
-    where = "bundled_program_test {}: ".format(ctx.attr.test_label)
+    where = test_prefix("bundled_program_test", ctx)
     bundle = ctx.attr.bundle[BundledProgramInfo]
-    config = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(config, json.encode_indent({
+    config = {
         "label": ctx.attr.test_label,
         "bundle": str(bundle.label),
         "bpte": bundle.bpte.short_path,
         "manifest": bundle.manifest.short_path,
         "backends": bundle.program.backends,
-        "rtol": _tolerance(where, "rtol", ctx.attr.rtol),
-        "atol": _tolerance(where, "atol", ctx.attr.atol),
-    }) + "\n")
-    return [DefaultInfo(
-        files = depset([config]),
-        runfiles = ctx.runfiles(files = [config, bundle.bpte, bundle.manifest]),
-    )]
+        "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
+        "atol": parse_tolerance(where, "atol", ctx.attr.atol),
+    }
+    return write_test_config(ctx, config, [bundle.bpte, bundle.manifest])
 
 _bundled_check_config = rule(
     implementation = _bundled_check_config_impl,
     doc = "Writes the JSON config that exporter/bundled_check.py reads (set up by bundled_program_test).",
-    attrs = {
+    attrs = config_test_attrs({
         "bundle": attr.label(mandatory = True, providers = [BundledProgramInfo], doc = "The bundled_program to run."),
-        "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
-        "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
-        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
-    },
+    }, TOLERANCE_ATTRS),
 )
 
 def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
@@ -67,22 +44,10 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
       atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    label = macro_label(name)
     _bundled_check_config(
-        name = name + ".config",
         bundle = bundle,
-        rtol = str(rtol) if rtol != None else "",
-        atol = str(atol) if atol != None else "",
-        test_label = label,
-        tags = kwargs.get("tags"),
-        visibility = ["//visibility:private"],
+        rtol = number_attr(rtol),
+        atol = number_attr(atol),
+        **config_target_attrs(name, kwargs)
     )
-    config = ":{}.config".format(name)
-    exporter_py(
-        native.py_test,
-        name = name,
-        module = "exporter.checks.bundled_cases",
-        data = [config],
-        args = ["$(rootpath {})".format(config)],
-        **kwargs
-    )
+    config_test(name, module = EXPORTER_MODULES["bundled_check"], **kwargs)

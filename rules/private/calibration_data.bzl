@@ -1,21 +1,20 @@
 """calibration_data: the sample inputs a quantizer observes, checked against a shape spec."""
 
-load("//rules:providers.bzl", "CalibrationDataInfo", "ShapeSpecInfo", "TorchModelInfo")
+load("//rules:providers.bzl", "CalibrationDataInfo", "ShapeSpecInfo", "TorchModelInfo", "calibration_data_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "message_prefix")
+load(":entry_points.bzl", "check_entry", "import_roots")
 load(":exporter_action.bzl", "run_exporter")
-load(":python_sources.bzl", "import_root")
 
 _BATCH_FILES = [".pt", ".npz"]
 
 def _calibration_data_impl(ctx):
     spec = ctx.attr.shapes[ShapeSpecInfo]
-    where = "calibration_data {}: ".format(ctx.label)
+    where = message_prefix("calibration_data", ctx.label)
     code = [f for f in ctx.files.srcs if f.extension == "py"]
     files = [f for f in ctx.files.srcs if f.extension != "py"]
     if ctx.attr.entry:
-        module, sep, attr_name = ctx.attr.entry.partition(":")
-        if not sep or not module or not attr_name or " " in ctx.attr.entry:
-            fail(where + "entry = {} must look like 'package.module:callable', e.g. 'models.common.calibration:images'".format(repr(ctx.attr.entry)))
+        check_entry(where, ctx.attr.entry, "models.common.calibration:images")
         if files:
             fail(where + "with an entry, srcs holds its Python files; move {} to `data` (the entry reads it) or drop the entry".format(files[0].basename))
     else:
@@ -38,7 +37,7 @@ def _calibration_data_impl(ctx):
             "files": [f.path for f in files],
             "entry": ctx.attr.entry,
             "init_args": json.decode(ctx.attr.init_args_json),
-            "import_roots": sorted({import_root(f): True for f in srcs.to_list()}.keys()),
+            "import_roots": import_roots(srcs.to_list()),
             "srcs": [f.path for f in srcs.to_list() + ctx.files.data],
         },
         inputs = depset(files + ctx.files.data, transitive = [srcs]),
@@ -46,7 +45,7 @@ def _calibration_data_impl(ctx):
         worker = False,  # a few per build, and light
     )
     return [
-        CalibrationDataInfo(label = ctx.label, spec = spec, batches = batches, manifest = manifest),
+        calibration_data_info(label = ctx.label, spec = spec, batches = batches, manifest = manifest),
         DefaultInfo(files = depset([batches, manifest])),
         OutputGroupInfo(logs = depset([log])),
     ]

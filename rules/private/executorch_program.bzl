@@ -1,7 +1,9 @@
 """executorch_program: lowers a torch_export's .pt2 to an ExecuTorch .pte. Never re-exports."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "check_one_of", "message_prefix")
+load(":configs.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
 
@@ -17,14 +19,8 @@ KERNEL_LIBRARIES = ["portable", "optimized", "quantized"]
 INPUT_SCHEMA = "input_schema"
 
 def _method_config(exported):
-    return {
-        "exported_label": str(exported.label),
-        "pt2": exported.pt2.path,
-        # For messages: the spec names the sizes, the options are the fixes to offer.
-        "spec_label": str(exported.spec.label),
-        "spec": exported.spec.spec,
-        "export": exported.options,
-    }
+    # For messages: the spec names the sizes, the export options are the fixes to offer.
+    return dict(exported_config(exported, spec_label = True), export = exported.options)
 
 def _methods(ctx, where):
     """{method name: ExportedProgramInfo}, from exported or from methods (checked)."""
@@ -87,7 +83,7 @@ def _kernels_config(ctx, where):
     return config, inputs
 
 def _executorch_program_impl(ctx):
-    where = "executorch_program {}: ".format(ctx.label)
+    where = message_prefix("executorch_program", ctx.label)
     for backend in ctx.attr.backends:
         if backend not in BACKENDS:
             fail(where + "backends has {}; use {} (or [] for the portable runtime)".format(repr(backend), BACKENDS))
@@ -97,8 +93,7 @@ def _executorch_program_impl(ctx):
     pte = ctx.actions.declare_file(ctx.label.name + ".pte")
     manifest = ctx.actions.declare_file(ctx.label.name + ".pte.json")
     outputs = {"pte": pte, "manifest": manifest}
-    if ctx.attr.weights not in WEIGHTS:
-        fail(where + "weights = {} is not one of {}; use \"external\" for a separate .ptd file".format(repr(ctx.attr.weights), WEIGHTS))
+    check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
     ptd = None
     if ctx.attr.weights == "external":
         ptd = ctx.actions.declare_file(ctx.label.name + ".ptd")
@@ -150,7 +145,7 @@ def _executorch_program_impl(ctx):
     )
     files = [f for role, f in outputs.items() if role != "selected_ops"]
     return [
-        ExecuTorchProgramInfo(
+        executorch_program_info(
             label = ctx.label,
             pte = pte,
             manifest = manifest,

@@ -2,11 +2,12 @@
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "run_exporter")
 
 def _executorch_selected_ops_impl(ctx):
     if not ctx.attr.programs:
-        fail("executorch_selected_ops {}: programs is empty; list the executorch_program targets the app runs, e.g. programs = [\":model_pte\"]".format(ctx.label))
+        fail(message_prefix("executorch_selected_ops", ctx.label) + "programs is empty; list the executorch_program targets the app runs, e.g. programs = [\":model_pte\"]")
     programs = [p[ExecuTorchProgramInfo] for p in ctx.attr.programs]
     out = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
     manifest = ctx.actions.declare_file(ctx.label.name + ".selected_operators.json")

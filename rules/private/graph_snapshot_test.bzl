@@ -4,8 +4,10 @@ Like bazel-lib's write_source_files: the test compares, and a `bazel run` target
 golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "exporter_py", "golden_test", "macro_label")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
+load(":checks.bzl", "macro_label")
+load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "write_test_config")
+load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -14,32 +16,24 @@ def _snapshot_config_impl(ctx):
     else:
         exported = ctx.attr.exported[ExportedProgramInfo]
         subject, extra = exported.label, []
-    config = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(config, json.encode_indent({
+    config = {
         "label": ctx.attr.test_label,
         "subject": str(subject),
         "pt2": exported.pt2.short_path,
         "pte": extra[0].short_path if extra else None,
-        "spec": exported.spec.spec if exported.spec else None,
+        "spec": exported.spec.spec,
         "golden": ctx.attr.golden_path,
         "update_target": ctx.attr.update_target,
-    }) + "\n")
-    runfiles = ctx.runfiles(files = [config, exported.pt2] + extra)
-    return [
-        DefaultInfo(files = depset([config]), runfiles = runfiles),
-        GoldenUpdateInfo(configs = depset([config]), runfiles = runfiles),
-    ]
+    }
+    return write_test_config(ctx, config, [exported.pt2] + extra, golden_files = [exported.pt2] + extra)
 
 _snapshot_config = rule(
     implementation = _snapshot_config_impl,
     doc = "Writes the JSON config that exporter/golden.py reads (set up by graph_snapshot_test).",
-    attrs = {
+    attrs = config_test_attrs({
         "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),
         "program": attr.label(providers = [ExecuTorchProgramInfo], doc = "The executorch_program to snapshot."),
-        "golden_path": attr.string(mandatory = True, doc = "The golden's workspace-relative path."),
-        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
-        "update_target": attr.string(mandatory = True, doc = "The label of the .update binary."),
-    },
+    }, GOLDEN_ATTRS),
 )
 
 def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs):
@@ -57,25 +51,12 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
     """
     if (exported == None) == (program == None):
         fail("graph_snapshot_test {}: set exactly one of exported = \":<torch_export>\" or program = \":<executorch_program>\"".format(macro_label(name)))
-    update = name + ".update"
-    package = native.package_name()
     _snapshot_config(
-        name = name + ".config",
         exported = exported,
         program = program,
-        golden_path = package + "/" + golden if package else golden,
-        test_label = macro_label(name),
-        update_target = macro_label(update),
-        visibility = ["//visibility:private"],
+        **config_target_attrs(name, kwargs, golden = golden, updatable = True)
     )
-    golden_test(
-        name = name,
-        module = "exporter.checks.golden",
-        config = ":{}.config".format(name),
-        golden = golden,
-        update = update,
-        **kwargs
-    )
+    config_test(name, module = EXPORTER_MODULES["golden"], golden = golden, **kwargs)
 
 def _golden_list_impl(ctx):
     infos = [dep[GoldenUpdateInfo] for dep in ctx.attr.goldens]
@@ -87,7 +68,7 @@ def _golden_list_impl(ctx):
         runfiles = runfiles.merge(info.runfiles)
     return [
         DefaultInfo(files = depset([listing]), runfiles = runfiles),
-        GoldenUpdateInfo(configs = configs, runfiles = runfiles),
+        golden_update_info(configs = configs, runfiles = runfiles),
     ]
 
 _golden_list = rule(
@@ -132,7 +113,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
     exporter_py(
         native.py_binary,
         name = name,
-        module = "exporter.checks.golden",
+        module = EXPORTER_MODULES["golden"],
         data = [":" + goldens],
         args = ["--update", "--list", "$(rootpath :{})".format(goldens)],
         **kwargs

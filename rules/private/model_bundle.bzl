@@ -1,17 +1,9 @@
 """model_bundle: collects programs into one folder of digest-named files plus index.json."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "ModelBundleInfo", "model_bundle_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "run_exporter")
-
-ModelBundleInfo = provider(
-    doc = "A model_bundle: the folder an app ships, and the programs in it.",
-    fields = {
-        "label": "Label of the model_bundle target.",
-        "directory": "The bundle folder (a tree artifact): <sha256>.pte/.pt2 files and index.json.",
-        "programs": "dict: program label string -> ExecuTorchProgramInfo or ExportedProgramInfo.",
-    },
-)
 
 def _program_entry(target):
     """(kind, info, file) of one `programs` entry."""
@@ -27,7 +19,7 @@ def _model_bundle_impl(ctx):
         kind, info, program = _program_entry(target)
         label = str(info.label)
         if label in programs:
-            fail("programs lists {} twice; list each program once".format(label))
+            fail(message_prefix("model_bundle", ctx.label) + "programs lists {} twice; list each program once".format(label))
         programs[label] = info
         entries[label] = {
             "file": program.path,
@@ -53,7 +45,7 @@ def _model_bundle_impl(ctx):
         worker = False,  # copying files needs no warm torch
     )
     return [
-        ModelBundleInfo(label = ctx.label, directory = directory, programs = programs),
+        model_bundle_info(label = ctx.label, directory = directory, programs = programs),
         DefaultInfo(files = depset([directory]), runfiles = ctx.runfiles(files = [directory])),
         OutputGroupInfo(logs = depset([log])),
     ]

@@ -1,40 +1,20 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
+load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
+load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":configs.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
-load(":py_entry.bzl", "exporter_py", "macro_label")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
-def _runfiles_root(f):
-    """The folder, relative to the test's working directory, that `f` imports from."""
-    return "../" + f.owner.workspace_name if f.owner.workspace_name else "."
-
-def _tolerance(ctx, which):
-    """The user's tolerance as a float, or None for the backend's default (exporter/numerics.py)."""
-    value = getattr(ctx.attr, which)
-    if not value:
-        return None
-    if float(value) < 0:
-        fail("numerics_test {}: {} = {} must be >= 0".format(ctx.attr.test_label, which, repr(value)))
-    return float(value)
-
-def _threshold(ctx, which):
-    """An accuracy floor as a float, or None."""
-    value = getattr(ctx.attr, which)
-    if not value:
-        return None
-    if which == "min_top1_agreement" and not (0 <= float(value) and float(value) <= 1):
-        fail("numerics_test {}: min_top1_agreement = {} must be a fraction in [0, 1], e.g. 0.9".format(ctx.attr.test_label, value))
-    return float(value)
-
-def _check_inputs(ctx, listed, spec):
+def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
         if type(sizes) != "dict" or not sizes:
-            fail("numerics_test {}: inputs[{}] must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(ctx.attr.test_label, i))
-        full_sizes("numerics_test {}: inputs[{}]".format(ctx.attr.test_label, i), sizes, spec)
+            fail(where + "inputs[{}] must be a dict of dim name to size, e.g. {{\"batch\": 7}}".format(i))
+        full_sizes("{}inputs[{}]".format(where, i), sizes, spec)
 
-def _check_steps(ctx, program, steps):
+def _check_steps(ctx, where, program, steps):
     """The steps of a stateful test: methods of the program, sizes in range, known inputs."""
-    where = "numerics_test {}: ".format(ctx.attr.test_label)
     if json.decode(ctx.attr.inputs_json) or ctx.attr.method != "forward":
         fail(where + "steps name their own methods and sizes; remove inputs and method")
     if ctx.attr.reference != "eager":
@@ -42,13 +22,7 @@ def _check_steps(ctx, program, steps):
     models = {}
     for i, step in enumerate(steps):
         method = step.get("method")
-        if method not in program.methods:
-            fail(where + "steps[{}] calls method {}, which program {} does not have; use one of {}".format(
-                i,
-                repr(method),
-                program.label,
-                sorted(program.methods.keys()),
-            ))
+        check_method(where, "steps[{}] calls method".format(i), method, program, owner = "program {}".format(program.label))
         spec = program.methods[method].spec
         full_sizes(where + "steps[{}].dims".format(i), step["dims"], spec)
         names = [entry["name"] for entry in spec.spec["inputs"]]
@@ -62,43 +36,30 @@ def _check_steps(ctx, program, steps):
         fail(where + "the steps' methods come from different models ({}), and one eager module must keep the state; set model".format(", ".join(sorted(models))))
 
 def _numerics_config_impl(ctx):
+    where = test_prefix("numerics_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     steps = json.decode(ctx.attr.steps_json)
     if steps:
-        _check_steps(ctx, program, steps)
+        _check_steps(ctx, where, program, steps)
     method = steps[0]["method"] if steps else ctx.attr.method
-    if method not in program.methods:
-        fail("numerics_test {}: program {} has no method {}; use one of {}".format(
-            ctx.attr.test_label,
-            program.label,
-            repr(method),
-            sorted(program.methods.keys()),
-        ))
+    check_method(where, "method", method, program, owner = "program {}".format(program.label))
     exported = program.methods[method]
     listed = json.decode(ctx.attr.inputs_json)
-    _check_inputs(ctx, listed, exported.spec)
+    _check_inputs(where, listed, exported.spec)
     model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
     files = [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
     method_programs = {}
     for step in steps:
         other = program.methods[step["method"]]
         files.append(other.pt2)
-        method_programs[step["method"]] = {"exported_label": str(other.label), "pt2": other.pt2.short_path, "spec": other.spec.spec}
+        method_programs[step["method"]] = exported_config(other, runfiles = True)
     transitive = []
-    model_config = None
+    model_entry = None
     if ctx.attr.reference == "eager":
-        if model.checkpoint:
-            files.append(model.checkpoint)
-        transitive.append(model.srcs)
-        model_config = {
-            "label": str(model.label),
-            "entry": model.entry,
-            "init_args": model.init_args,
-            "checkpoint": model.checkpoint.short_path if model.checkpoint else None,
-            "import_roots": sorted({_runfiles_root(f): True for f in model.srcs.to_list()}.keys()),
-        }
+        model_entry, model_files = model_config(model, runfiles = True)
+        transitive.append(model_files)
     elif ctx.attr.model:
-        fail("numerics_test {}: model is only used with reference = \"eager\"; remove it or set reference = \"eager\"".format(ctx.attr.test_label))
+        fail(where + "model is only used with reference = \"eager\"; remove it or set reference = \"eager\"")
     reference_program = None
     if ctx.attr.reference_program:
         other = ctx.attr.reference_program[ExportedProgramInfo]
@@ -107,38 +68,33 @@ def _numerics_config_impl(ctx):
     calibration = exported.calibration
     if calibration:
         files.append(calibration.batches)
-    config = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(config, json.encode_indent(dict({
+    config = dict(exported_config(exported, runfiles = True), **{
         "label": ctx.attr.test_label,
         "program": str(program.label),
-        "exported_label": str(exported.label),
         "pte": program.pte.short_path,
         "ptd": program.ptd.short_path if program.ptd else None,
-        "pt2": exported.pt2.short_path,
         "pt2_manifest": exported.manifest.short_path,
-        "spec": exported.spec.spec,
         "method": method,
         "reference": ctx.attr.reference,
         "reference_program": reference_program,
-        "model": model_config,
+        "model": model_entry,
         "quantized": exported.quantization != None,
         "calibration": {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
-        "min_sqnr_db": _threshold(ctx, "min_sqnr_db"),
-        "min_top1_agreement": _threshold(ctx, "min_top1_agreement"),
+        "min_sqnr_db": parse_number(where, "min_sqnr_db", ctx.attr.min_sqnr_db, what = "a level in dB", example = "20", signed = True),
+        "min_top1_agreement": parse_number(where, "min_top1_agreement", ctx.attr.min_top1_agreement, what = "a fraction", example = "0.9", at_most = 1),
         "backends": program.backends,
-        "rtol": _tolerance(ctx, "rtol"),
-        "atol": _tolerance(ctx, "atol"),
+        "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
+        "atol": parse_tolerance(where, "atol", ctx.attr.atol),
         "inputs": listed,
-    }, **({"steps": steps, "method_programs": method_programs} if steps else {}))) + "\n")
-    return [DefaultInfo(
-        files = depset([config]),
-        runfiles = ctx.runfiles(files = [config] + files, transitive_files = depset(transitive = transitive)),
-    )]
+    })
+    if steps:
+        config.update(steps = steps, method_programs = method_programs)
+    return write_test_config(ctx, config, files, transitive_files = depset(transitive = transitive))
 
 _numerics_config = rule(
     implementation = _numerics_config_impl,
     doc = "Writes the JSON config that exporter/numerics.py reads (set up by numerics_test).",
-    attrs = {
+    attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to run."),
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),
         "reference": attr.string(
@@ -152,13 +108,10 @@ _numerics_config = rule(
         ),
         "min_sqnr_db": attr.string(doc = "SQNR floor in dB per output and case; empty for none."),
         "min_top1_agreement": attr.string(doc = "Floor on the fraction of rows whose argmax agrees; empty for none."),
-        "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
-        "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
         "method": attr.string(default = "forward", doc = "The program's method to run."),
         "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
-        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
-    },
+    }, TOLERANCE_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):
@@ -215,31 +168,19 @@ def numerics_test(
         [step(method = "decode", values = {"pos": i}) for i in range(8)].
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    label = macro_label(name)
     named = reference not in ("eager", "exported")
     _numerics_config(
-        name = name + ".config",
         program = program,
         model = model,
         reference = "program" if named else reference,
         reference_program = reference if named else None,
-        min_sqnr_db = str(min_sqnr_db) if min_sqnr_db != None else "",
-        min_top1_agreement = str(min_top1_agreement) if min_top1_agreement != None else "",
-        rtol = str(rtol) if rtol != None else "",
-        atol = str(atol) if atol != None else "",
+        min_sqnr_db = number_attr(min_sqnr_db),
+        min_top1_agreement = number_attr(min_top1_agreement),
+        rtol = number_attr(rtol),
+        atol = number_attr(atol),
         inputs_json = json.encode(inputs),
         method = method,
         steps_json = json.encode(steps),
-        test_label = label,
-        tags = kwargs.get("tags", []),  # a manual test's config is not built by //... either
-        visibility = ["//visibility:private"],
+        **config_target_attrs(name, kwargs)
     )
-    config = ":{}.config".format(name)
-    exporter_py(
-        native.py_test,
-        name = name,
-        module = "exporter.checks.steps" if steps else "exporter.checks.numerics",
-        data = [config],
-        args = ["$(rootpath {})".format(config)],
-        **kwargs
-    )
+    config_test(name, module = EXPORTER_MODULES["steps" if steps else "numerics"], **kwargs)

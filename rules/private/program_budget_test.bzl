@@ -1,8 +1,10 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "GoldenUpdateInfo")
-load(":py_entry.bzl", "golden_test", "macro_label")
-load(":sizes.bzl", "parse_percent", "parse_size")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load(":byte_sizes.bzl", "parse_percent", "parse_size")
+load(":checks.bzl", "check_method")
+load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _size(where, attr, value):
     parsed = parse_size(value)
@@ -24,12 +26,7 @@ def _limits(ctx, where, program):
     if type(planned) != "dict":
         fail(where + "max_planned_bytes must be a dict of method name to size, e.g. {\"forward\": \"4MiB\"}")
     for method, value in planned.items():
-        if method not in program.methods:
-            fail(where + "max_planned_bytes names method {}, which {} does not have; use one of {}".format(
-                repr(method),
-                program.label,
-                sorted(program.methods.keys()),
-            ))
+        check_method(where, "max_planned_bytes names method", method, program)
         limits["planned_bytes"][method] = _size(where, "max_planned_bytes[{}]".format(repr(method)), value)
     return limits
 
@@ -48,14 +45,13 @@ def _growth(ctx, where):
     return parsed.percent
 
 def _budget_config_impl(ctx):
-    where = "program_budget_test {}: ".format(ctx.attr.test_label)
+    where = test_prefix("program_budget_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     limits = _limits(ctx, where, program)
     growth = _growth(ctx, where)
     if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and growth == None:
         fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
-    config = ctx.actions.declare_file(ctx.label.name + ".json")
-    ctx.actions.write(config, json.encode_indent({
+    config = {
         "kind": "budget",
         "label": ctx.attr.test_label,
         "program": str(program.label),
@@ -67,28 +63,17 @@ def _budget_config_impl(ctx):
         "max_growth_percent": growth,
         "golden": ctx.attr.golden_path or None,
         "update_target": ctx.attr.update_target,
-    }) + "\n")
-    files = [config, program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
-    runfiles = ctx.runfiles(files = files)
-    return [
-        DefaultInfo(files = depset([config]), runfiles = runfiles),
-        # Without a golden there is nothing to rewrite; an update list may still name the test.
-        GoldenUpdateInfo(
-            configs = depset([config] if ctx.attr.golden_path else []),
-            runfiles = ctx.runfiles(files = [config, program.manifest]),
-        ),
-    ]
+    }
+    files = [program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
+    return write_test_config(ctx, config, files, golden_files = [program.manifest])
 
 _budget_config = rule(
     implementation = _budget_config_impl,
     doc = "Checks a program_budget_test's limits and writes the JSON config exporter/budget.py reads.",
-    attrs = {
+    attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
         "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),
-        "golden_path": attr.string(doc = "The golden's workspace-relative path, or empty for none."),
-        "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
-        "update_target": attr.string(mandatory = True, doc = "The label of the .update binary."),
-    },
+    }, GOLDEN_ATTRS),
 )
 
 def program_budget_test(
@@ -126,8 +111,6 @@ def program_budget_test(
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    update = name + ".update"
-    package = native.package_name()
     limits = {
         "max_pte_bytes": max_pte_bytes,
         "max_ptd_bytes": max_ptd_bytes,
@@ -135,21 +118,9 @@ def program_budget_test(
         "max_growth_percent": max_growth_percent,
     }
     _budget_config(
-        name = name + ".config",
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
-        golden_path = (package + "/" + golden if package else golden) if golden else "",
-        test_label = macro_label(name),
-        update_target = macro_label(update),
-        tags = kwargs.get("tags"),  # "manual" keeps a deliberately bad test out of //...
-        visibility = ["//visibility:private"],
+        **config_target_attrs(name, kwargs, golden = golden, updatable = True)
     )
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
-    golden_test(
-        name = name,
-        module = "exporter.checks.budget",
-        config = ":{}.config".format(name),
-        golden = golden,
-        update = update,
-        **kwargs
-    )
+    config_test(name, module = EXPORTER_MODULES["budget"], golden = golden, **kwargs)

@@ -1,6 +1,6 @@
 """pte_inspect: `bazel run` target that prints what a .pte holds, without running it."""
 
-load(":py_entry.bzl", "exporter_py")
+load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 
 def pte_inspect(name, program, **kwargs):
     """Declares `bazel run //pkg:<name> [-- --json]`, which summarises `program`'s .pte.
@@ -16,7 +16,7 @@ def pte_inspect(name, program, **kwargs):
     exporter_py(
         native.py_binary,
         name = name,
-        module = "exporter.formats.pte_inspect",
+        module = EXPORTER_MODULES["pte_inspect"],
         data = [program],
         args = ["$(rootpaths {})".format(program)],
         **kwargs

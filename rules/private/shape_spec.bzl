@@ -5,8 +5,8 @@ tensor()/dim() survive the trip); the rule checks it at analysis time and fills 
 tracing size. exporter/spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
-load("//rules:providers.bzl", "ShapeSpecInfo")
-load(":shape_spec_check.bzl", "check_spec")
+load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
+load(":shape_spec_check.bzl", "MAX_VALUES", "check_spec")
 
 AUTO = "AUTO"
 DYNAMIC = "DYNAMIC"
@@ -14,9 +14,6 @@ STATIC = "STATIC"
 
 _TENSOR = "rules_torch_export.tensor"
 _DIM = "rules_torch_export.dim"
-
-# Starlark has no recursion; inputs nest at most this many values in all.
-_MAX_VALUES = 100000
 
 def tensor(shape, dtype = "float32", hint = None, fill = None):
     """A tensor input.
@@ -51,7 +48,7 @@ def _encode_value(value, where, fail_prefix):
     """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
     root = {}
     stack = [(value, root, where)]
-    for _ in range(_MAX_VALUES):
+    for _ in range(MAX_VALUES):
         if not stack:
             return root
         v, out, path = stack.pop()
@@ -106,7 +103,7 @@ def _encode_dims(dims, fail_prefix):
 def _shape_spec_impl(ctx):
     raw = json.decode(ctx.attr.spec_json)
     spec = check_spec(raw, "shape_spec {}: ".format(ctx.label))
-    return [ShapeSpecInfo(label = ctx.label, spec = spec)]
+    return [shape_spec_info(label = ctx.label, spec = spec)]
 
 shape_spec_rule = rule(
     implementation = _shape_spec_impl,

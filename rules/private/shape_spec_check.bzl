@@ -18,9 +18,14 @@ DTYPES = [
     "bool",
 ]
 
+# The hints shape_spec.bzl's AUTO, DYNAMIC and STATIC stand for; exporter/spec.py's HINTS is the
+# same list (//tests/starlark:parity_test checks both).
 HINTS = ["AUTO", "DYNAMIC", "STATIC"]
 
-_MAX_VALUES = 100000
+# Starlark has no recursion and no while: the walks over a spec's nested inputs (the macro's
+# encoding in shape_spec.bzl, the checks here) take at most this many steps, so a spec holds
+# fewer values than this in all. The exporter reads any spec that fits (parity_test checks it).
+MAX_VALUES = 100000
 
 def _is_int(v):
     return type(v) == "int"
@@ -54,7 +59,7 @@ def _walk(value):
     """Yields (node, path) for every node of a tagged input value, parents first."""
     out = []
     stack = [value]
-    for _ in range(_MAX_VALUES):
+    for _ in range(MAX_VALUES):
         if not stack:
             break
         node, path = stack.pop()

@@ -1,28 +1,28 @@
 """torch_export: runs torch.export on a torch_model with a shape_spec, giving a .pt2."""
 
-load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo")
+load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "message_prefix")
+load(":configs.bzl", "model_config")
 load(":exporter_action.bzl", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
-load(":torch_model.bzl", "model_action_config")
 
 IRS = ["training", "inference", "core_aten"]
 
-def _check_op_names(ctx, attr_name, names):
+def _check_op_names(where, attr_name, names):
     for name in names:
         parts = name.split(".")
         if len(parts) not in (2, 3) or not all([is_identifier(p) for p in parts]):
-            fail("torch_export {}: {} has {}; name an operator as namespace.op or namespace.op.overload, e.g. \"aten.gelu.default\"".format(
-                ctx.label,
+            fail("{}{} has {}; name an operator as namespace.op or namespace.op.overload, e.g. \"aten.gelu.default\"".format(
+                where,
                 attr_name,
                 repr(name),
             ))
 
-def _check_ir(ctx):
+def _check_ir(ctx, where):
     """ir, decompose and keep must agree; the exporter resolves the operator names."""
-    where = "torch_export {}: ".format(ctx.label)
-    _check_op_names(ctx, "decompose", ctx.attr.decompose)
-    _check_op_names(ctx, "keep", ctx.attr.keep)
+    _check_op_names(where, "decompose", ctx.attr.decompose)
+    _check_op_names(where, "keep", ctx.attr.keep)
     both = [op for op in ctx.attr.keep if op in ctx.attr.decompose]
     if both:
         fail(where + "{} is in both keep and decompose; remove it from one of them".format(repr(both[0])))
@@ -31,13 +31,38 @@ def _check_ir(ctx):
     if ctx.attr.decompose and ctx.attr.ir == "training":
         fail(where + "decompose needs ir = \"inference\" or \"core_aten\"; the training IR runs no decompositions")
 
+def declare_pt2(ctx):
+    """The outputs of a rule that makes an exported program: {"pt2": <name>.pt2, "manifest": <name>.pt2.json}."""
+    return {
+        "pt2": ctx.actions.declare_file(ctx.label.name + ".pt2"),
+        "manifest": ctx.actions.declare_file(ctx.label.name + ".pt2.json"),
+    }
+
+def exported_program_providers(ctx, outputs, log, **fields):
+    """The providers of a rule that makes an exported program (torch_export, torch_quantize).
+
+    Args:
+      ctx: the rule context.
+      outputs: the dict declare_pt2 gave.
+      log: the action's log File.
+      **fields: ExportedProgramInfo's fields besides label, pt2 and manifest.
+
+    Returns:
+      [ExportedProgramInfo, DefaultInfo, OutputGroupInfo(logs)].
+    """
+    files = [outputs["pt2"], outputs["manifest"]]
+    return [
+        exported_program_info(label = ctx.label, pt2 = outputs["pt2"], manifest = outputs["manifest"], **fields),
+        DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files)),
+        OutputGroupInfo(logs = depset([log])),
+    ]
+
 def _torch_export_impl(ctx):
     model = ctx.attr.model[TorchModelInfo]
     spec = ctx.attr.shapes[ShapeSpecInfo]
-    _check_ir(ctx)
-    pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
-    manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
-    model_config, model_files = model_action_config(model)
+    _check_ir(ctx, message_prefix("torch_export", ctx.label))
+    model_entry, model_files = model_config(model)
+    outputs = declare_pt2(ctx)
     options = {
         "strict": ctx.attr.strict,
         "ir": ctx.attr.ir,
@@ -50,27 +75,14 @@ def _torch_export_impl(ctx):
         mnemonic = "TorchExport",
         progress_message = "Exporting {} (torch.export of {})".format(ctx.label, model.label),
         config = dict(options, **{
-            "model": model_config,
+            "model": model_entry,
             "spec_label": str(spec.label),
             "spec": spec.spec,
         }),
         inputs = model_files,
-        outputs = {"pt2": pt2, "manifest": manifest},
+        outputs = outputs,
     )
-    return [
-        ExportedProgramInfo(
-            label = ctx.label,
-            pt2 = pt2,
-            manifest = manifest,
-            model = model,
-            spec = spec,
-            options = options,
-            quantization = None,
-            calibration = None,
-        ),
-        DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
-        OutputGroupInfo(logs = depset([log])),
-    ]
+    return exported_program_providers(ctx, outputs, log, model = model, spec = spec, options = options, quantization = None, calibration = None)
 
 torch_export = rule(
     implementation = _torch_export_impl,

@@ -1,47 +1,24 @@
 """torch_model: a model's Python sources, its entry point and optional weights."""
 
-load("//rules:providers.bzl", "TorchModelInfo")
-load(":python_sources.bzl", "import_root")
-
-def model_action_config(model):
-    """The "model" entry of an exporter action's config, and the files the action reads for it.
-
-    Args:
-      model: a TorchModelInfo.
-
-    Returns:
-      (dict, depset of Files): the entry point, init_args, checkpoint and sources by exec path,
-      and the import roots; and the checkpoint (if any) and the sources.
-    """
-    config = {
-        "label": str(model.label),
-        "entry": model.entry,
-        "init_args": model.init_args,
-        "checkpoint": model.checkpoint.path if model.checkpoint else None,
-        "srcs": [f.path for f in model.srcs.to_list()],
-        "import_roots": model.import_roots.to_list(),
-    }
-    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+load("//rules:providers.bzl", "TorchModelInfo", "torch_model_info")
+load(":checks.bzl", "message_prefix")
+load(":entry_points.bzl", "check_entry", "import_roots")
 
 def _torch_model_impl(ctx):
-    module, sep, attr_name = ctx.attr.entry.partition(":")
-    if not sep or not module or not attr_name or " " in ctx.attr.entry:
-        fail("entry = {} must look like 'package.module:callable', e.g. 'models.resnet:resnet18'".format(
-            repr(ctx.attr.entry),
-        ))
+    check_entry(message_prefix("torch_model", ctx.label), ctx.attr.entry, "models.resnet:resnet18")
     dep_srcs = [d[TorchModelInfo].srcs for d in ctx.attr.deps if TorchModelInfo in d]
     dep_srcs += [d[PyInfo].transitive_sources for d in ctx.attr.deps if TorchModelInfo not in d]
     srcs = depset(ctx.files.srcs, transitive = dep_srcs)
 
     # py_library deps (a custom op's registration, say) import from their repository's root.
-    library_roots = [
-        import_root(f)
+    library_files = [
+        f
         for d in ctx.attr.deps
         if TorchModelInfo not in d
         for f in d[PyInfo].transitive_sources.to_list()
     ]
-    import_roots = depset(
-        [import_root(f) for f in ctx.files.srcs] + library_roots,
+    roots = depset(
+        import_roots(ctx.files.srcs + library_files),
         transitive = [d[TorchModelInfo].import_roots for d in ctx.attr.deps if TorchModelInfo in d],
     )
     checkpoint = ctx.file.checkpoint
@@ -52,13 +29,13 @@ def _torch_model_impl(ctx):
     for dep in ctx.attr.deps:
         runfiles = runfiles.merge(dep[DefaultInfo].default_runfiles)
     return [
-        TorchModelInfo(
+        torch_model_info(
             label = ctx.label,
             entry = ctx.attr.entry,
             init_args = json.decode(ctx.attr.init_args_json),
             checkpoint = checkpoint,
             srcs = srcs,
-            import_roots = import_roots,
+            import_roots = roots,
         ),
         # A torch_model is also a py_library, so tests and apps can import the model code.
         PyInfo(transitive_sources = srcs),

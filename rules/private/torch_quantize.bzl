@@ -2,7 +2,10 @@
 
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":checks.bzl", "check_one_of", "message_prefix")
+load(":configs.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter")
+load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 QUANTIZERS = ["xnnpack"]
 
@@ -15,11 +18,9 @@ SCHEMES = {
 }
 
 def _check(ctx):
-    where = "torch_quantize {}: ".format(ctx.label)
-    if ctx.attr.quantizer not in QUANTIZERS:
-        fail(where + "quantizer = {} is not one of {}; pick one of those".format(repr(ctx.attr.quantizer), QUANTIZERS))
-    if ctx.attr.scheme not in SCHEMES:
-        fail(where + "scheme = {} is not one of {}; pick one of those".format(repr(ctx.attr.scheme), sorted(SCHEMES.keys())))
+    where = message_prefix("torch_quantize", ctx.label)
+    check_one_of(where, "quantizer", ctx.attr.quantizer, QUANTIZERS)
+    check_one_of(where, "scheme", ctx.attr.scheme, sorted(SCHEMES.keys()))
     static = SCHEMES[ctx.attr.scheme]
     if static and not ctx.attr.calibration:
         fail(where + "scheme {} fixes activation scales from sample inputs; set calibration = \":<calibration_data>\" (or use scheme = \"int8_dynamic_per_channel\", which needs none)".format(repr(ctx.attr.scheme)))
@@ -30,18 +31,13 @@ def _torch_quantize_impl(ctx):
     _check(ctx)
     exported = ctx.attr.exported[ExportedProgramInfo]
     calibration = ctx.attr.calibration[CalibrationDataInfo] if ctx.attr.calibration else None
-    pt2 = ctx.actions.declare_file(ctx.label.name + ".pt2")
-    manifest = ctx.actions.declare_file(ctx.label.name + ".pt2.json")
+    outputs = declare_pt2(ctx)
     log = run_exporter(
         ctx,
         command = "quantize",
         mnemonic = "TorchQuantize",
         progress_message = "Quantizing {} ({}, {})".format(ctx.label, ctx.attr.quantizer, ctx.attr.scheme),
-        config = {
-            "exported_label": str(exported.label),
-            "pt2": exported.pt2.path,
-            "spec_label": str(exported.spec.label),
-            "spec": exported.spec.spec,
+        config = dict(exported_config(exported, spec_label = True), **{
             "strict": exported.options["strict"],
             "quantizer": ctx.attr.quantizer,
             "scheme": ctx.attr.scheme,
@@ -49,25 +45,21 @@ def _torch_quantize_impl(ctx):
                 "label": str(calibration.label),
                 "batches": calibration.batches.path,
             } if calibration else None,
-        },
+        }),
         inputs = [exported.pt2] + ([calibration.batches] if calibration else []),
-        outputs = {"pt2": pt2, "manifest": manifest},
+        outputs = outputs,
     )
-    return [
-        ExportedProgramInfo(
-            label = ctx.label,
-            pt2 = pt2,
-            manifest = manifest,
-            model = exported.model,
-            spec = exported.spec,
-            # The re-export traces torch.export's own (training) IR.
-            options = {"strict": exported.options["strict"], "ir": "training", "decompose": [], "keep": []},
-            quantization = {"quantizer": ctx.attr.quantizer, "scheme": ctx.attr.scheme},
-            calibration = calibration,
-        ),
-        DefaultInfo(files = depset([pt2, manifest]), runfiles = ctx.runfiles(files = [pt2, manifest])),
-        OutputGroupInfo(logs = depset([log])),
-    ]
+    return exported_program_providers(
+        ctx,
+        outputs,
+        log,
+        model = exported.model,
+        spec = exported.spec,
+        # The re-export traces torch.export's own (training) IR.
+        options = {"strict": exported.options["strict"], "ir": "training", "decompose": [], "keep": []},
+        quantization = {"quantizer": ctx.attr.quantizer, "scheme": ctx.attr.scheme},
+        calibration = calibration,
+    )
 
 torch_quantize = rule(
     implementation = _torch_quantize_impl,

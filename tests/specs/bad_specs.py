@@ -101,7 +101,7 @@ def _calibration(name, entry):
             f'shapes = ":s_rows")')
 
 
-# Caught at analysis time, before any Python runs: tests/starlark/BUILD tests those in-process
+# Caught at analysis time, before any Python runs: tests/starlark/<rule>/BUILD tests those in-process
 # (skylib's analysistest), with the same messages.
 
 # Caught by the exporter in the TorchExport action.

@@ -1,10 +1,11 @@
 """The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
-sympy parser in shape_spec.py), and on the dtypes, backends, IRs, quantizers, schemes and kernel
-libraries each accepts."""
+sympy parser in shape_spec.py), on the dtypes, hints, backends, IRs, quantizers, schemes and kernel
+libraries each accepts, and the exporter reads a shape spec as large as the analysis accepts."""
 
 import json
 
 import pytest
+import torch
 
 from exporter.actions import configs, lower, quantize
 from exporter.core import determinism, dtypes, kernels, shape_spec
@@ -58,3 +59,22 @@ def test_the_actions_math_environment_agrees():
 def test_kernel_libraries_agree():
     # executorch_program's kernels = "..." names and the libraries the exporter checks against.
     assert FACTS["kernel_libraries"] == list(kernels.BUILTIN)
+
+
+def test_hints_agree():
+    # shape_spec_check.bzl's HINTS, the AUTO, DYNAMIC and STATIC a BUILD file loads, and the
+    # hints the exporter turns into torch.export.Dim.AUTO / DYNAMIC / STATIC.
+    assert FACTS["hints"] == FACTS["hint_constants"] == list(shape_spec.HINTS)
+
+
+def test_the_exporter_reads_a_spec_as_large_as_analysis_accepts():
+    # The Starlark walks stop at MAX_VALUES steps, so a spec holds at most MAX_VALUES - 1 values
+    # (here one input: a list node and its items). The exporter must read all of them.
+    count = FACTS["max_values"] - 1
+    items = [{"int": i} for i in range(count - 2)] + [{"tensor": {"shape": [2], "dtype": "float32", "hint": None, "fill": None}}]
+    big = {"dims": {}, "hint": None, "inputs": [{"name": "xs", "value": {"list": items}}]}
+    assert 1 + len(items) == count
+    tensors = {}
+    value = shape_spec.build_value(big["inputs"][0]["value"], big, torch.Generator().manual_seed(0), "inputs[\"xs\"]", tensors)
+    assert len(value) == len(items) and value[:3] == [0, 1, 2] and tuple(value[-1].shape) == (2,)
+    assert [path for path, _ in shape_spec.walk_tensors(big)] == [f'inputs["xs"][{len(items) - 1}]']

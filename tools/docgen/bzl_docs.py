@@ -125,7 +125,7 @@ class Module:
     """One parsed .bzl file: its top-level assignments, functions and loads."""
 
     def __init__(self, root, path):
-        self.path = path
+        self.root, self.path = root, path
         with open(os.path.join(root, path), encoding="utf-8") as f:
             self.text = f.read()
         self.tree = ast.parse(self.text, filename=path)
@@ -203,17 +203,47 @@ def _literal(module, node, where):
         raise DocError(f"{where}: expected a literal, found {module.segment(node)[:60]}") from None
 
 
+def _attr_items(module, node, where):
+    """(key node, attr node, module) of every attr that a rule's `attrs` expression holds.
+
+    `attrs` may be a dict literal; a name bound to one, here or in a loaded module; or a call
+    (dict(...) or a helper such as config_test_attrs(own, SHARED)) whose arguments are such
+    dicts: the attrs shared through the helper's body are not read, only its arguments.
+    """
+    if isinstance(node, ast.Dict):
+        if None in node.keys:
+            raise DocError(f"{where}: attrs uses ** inside a dict literal; write dict(a, **b) instead")
+        return [(k, v, module) for k, v in zip(node.keys, node.values)]
+    if isinstance(node, ast.Name):
+        if node.id in module.assigns:
+            return _attr_items(module, module.assigns[node.id].value, where)
+        if node.id in module.loads:
+            label, original = module.loads[node.id]
+            other = Module(module.root, label_to_path(label, module.path))
+            return _attr_items(other, ast.Name(id=original, ctx=ast.Load()), where)
+        raise DocError(f"{where}: attrs names {node.id}, which {module.path} neither defines nor loads")
+    if isinstance(node, ast.Call):
+        items = []
+        for arg in node.args:
+            value = arg.value if isinstance(arg, ast.Starred) else arg
+            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                items += _attr_items(module, value, where)
+        for k in node.keywords:
+            if k.arg is None:
+                items += _attr_items(module, k.value, where)
+            elif _call_name(node) == "dict":
+                items.append((ast.Constant(value=k.arg), k.value, module))
+        return items
+    raise DocError(f"{where}: attrs must be a dict literal, a name bound to one, or a call that merges such dicts, to be documented")
+
+
 def _rule_params(module, call, where):
     kw = _keywords(call)
     attrs_node = kw.get("attrs")
     if attrs_node is None:
         return []
-    if isinstance(attrs_node, ast.Name):
-        attrs_node = module.assigns[attrs_node.id].value
-    if not isinstance(attrs_node, ast.Dict):
-        raise DocError(f"{where}: attrs must be a dict literal (or a name bound to one) to be documented")
     params = []
-    for key, value in zip(attrs_node.keys, attrs_node.values):
+    for key, value, source in _attr_items(module, attrs_node, where):
         name = _string(key, where)
         if name.startswith("_"):
             continue  # private attrs: implicit dependencies, not for users
@@ -227,10 +257,10 @@ def _rule_params(module, call, where):
         elif "allow_files" in akw and kind == "label_list":
             type_name = "list of labels (files)"
         mandatory = isinstance(akw.get("mandatory"), ast.Constant) and akw["mandatory"].value is True
-        default = "required" if mandatory else (module.segment(akw["default"]) if "default" in akw else implicit_default)
+        default = "required" if mandatory else (source.segment(akw["default"]) if "default" in akw else implicit_default)
         doc = _string(akw["doc"], f"{where}: attr {name!r} doc") if "doc" in akw else ""
         if "values" in akw:
-            doc += " One of: " + ", ".join(f'`"{v}"`' for v in _literal(module, akw["values"], where)) + "."
+            doc += " One of: " + ", ".join(f'`"{v}"`' for v in _literal(source, akw["values"], where)) + "."
         params.append(Param(name, type_name, default, doc.strip()))
     return params
 
@@ -261,13 +291,16 @@ def _macro(module, function, public_name):
     description, arg_docs = _split_docstring(ast.get_docstring(function))
     rule_attrs = {}  # attr name -> (rule name, Param), for parameters a macro passes through
     passthrough = []  # the rule's attrs a user sets through **kwargs
+    args_kwarg = function.args.kwarg.arg if function.args.kwarg else None
     for rule_name, call in _rule_calls(module, function):
         params = {p.name: p for p in _rule_params(module, module.assigns[rule_name].value, f"{module.path}: {rule_name}")}
         explicit = _keywords(call)
         for attr, value in explicit.items():
             if isinstance(value, ast.Name) and attr in params:
                 rule_attrs[value.id] = (rule_name, params[attr])
-        if any(k.arg is None for k in call.keywords):  # **kwargs reach this rule
+        # The macro's own **kwargs reach this rule (not a helper's dict of attrs it sets itself).
+        if args_kwarg and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == args_kwarg
+                              for k in call.keywords):
             for name, p in params.items():
                 if name not in explicit and name != "name":
                     passthrough.append(dataclasses.replace(p, from_rule=rule_name))

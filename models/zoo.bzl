@@ -1,0 +1,168 @@
+"""zoo_package: the last call of every BUILD file in the model zoo that declares models or programs.
+
+The zoo's rule: every model has a graph snapshot test, and every program a numerics test and a
+budget. A zoo package is the usual blocks, one per model:
+
+    torch_model(name = "gru", ...)
+    torch_export(name = "gru_ep", model = ":gru", ...)
+    executorch_program(name = "gru_pte", exported = ":gru_ep", ...)
+    graph_snapshot_test(name = "gru_graph_test", exported = ":gru_ep", golden = "gru.graph.txt")
+    numerics_test(name = "gru_numerics_test", program = ":gru_pte")
+    program_budget_test(name = "gru_pte_budget_test", program = ":gru_pte", ...)
+
+then, last, `zoo_package()`, which reads what the package declared (native.existing_rules) and
+adds two targets:
+
+- `zoo_test`: fails, naming what is missing and what to add, unless every torch_model of the
+  package is snapshotted (a graph_snapshot_test of one of its exports or programs; a quantized
+  program counts for the model it was exported from), and every executorch_program not tagged
+  manual has a numerics_test and a program_budget_test. Tests tagged manual do not count.
+- `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
+  (//:update_goldens runs every package's).
+
+//models:zoo_packages_test checks that every BUILD file under models/ that declares a model or a
+program ends with zoo_package(), and that //:update_goldens names its update_goldens.
+"""
+
+load(
+    "//rules:defs.bzl",
+    "ExecuTorchProgramInfo",
+    "ExportedProgramInfo",
+    "TorchModelInfo",
+    "graph_snapshot_updates",
+)
+
+# The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
+# behind torch_model and executorch_program, and the config targets (<test>.config) of
+# graph_snapshot_test, numerics_test and program_budget_test, with the attribute naming what
+# each tests. zoo_test fails if it finds no model and no program, so a renamed kind cannot
+# make it pass on nothing.
+_MODEL_KIND = "torch_model_rule"
+_PROGRAM_KIND = "executorch_program_rule"
+_SNAPSHOT_KIND = "_snapshot_config"
+_NUMERICS_KIND = "_numerics_config"
+_BUDGET_KIND = "_budget_config"
+
+def _labels(infos):
+    return sorted({str(info.label): True for info in infos}.keys())
+
+def _problems(ctx):
+    """What the package lacks, one sentence each; [] when it keeps the zoo's rule."""
+    models = _labels([m[TorchModelInfo] for m in ctx.attr.models])
+    programs = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.programs])
+    snapshotted = {}
+    for subject in ctx.attr.snapshots:
+        if ExecuTorchProgramInfo in subject:
+            for method in subject[ExecuTorchProgramInfo].methods.values():
+                snapshotted[str(method.model.label)] = True
+        else:
+            snapshotted[str(subject[ExportedProgramInfo].model.label)] = True
+    with_numerics = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.numerics])
+    with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
+    exempt = {
+        name if name.startswith("//") else "//{}:{}".format(ctx.label.package, name): why
+        for name, why in ctx.attr.no_numerics.items()
+    }
+
+    problems = []
+    if not models and not programs:
+        problems.append("found no torch_model and no executorch_program in //{}; remove zoo_package(), or see models/zoo.bzl's _MODEL_KIND if the rules were renamed".format(ctx.label.package))
+    for model in models:
+        if model not in snapshotted:
+            problems.append("torch_model {} has no graph_snapshot_test; add graph_snapshot_test(name = \"<model>_graph_test\", exported = \":<a torch_export of it>\", golden = \"<model>.graph.txt\") (or program = an executorch_program of it), then `bazel run` its .update".format(model))
+    for program in programs:
+        if program not in with_numerics and program not in exempt:
+            problems.append("executorch_program {} has no numerics_test; add numerics_test(name = \"<program>_numerics_test\", program = \"{}\"), or, if the host's ExecuTorch runtime cannot run it, zoo_package(no_numerics = {{\"{}\": \"<why>\"}})".format(program, program, program.partition(":")[2]))
+        if program not in with_budget:
+            problems.append("executorch_program {} has no program_budget_test; add program_budget_test(name = \"<program>_budget_test\", program = \"{}\", golden = \"<program>.budget.json\", max_growth_percent = 2, ...), then `bazel run` its .update".format(program, program))
+    for program, why in sorted(exempt.items()):
+        if program not in programs:
+            problems.append("zoo_package(no_numerics) names {}, which is not an executorch_program of //{} (or is tagged manual); remove it".format(program, ctx.label.package))
+        elif program in with_numerics:
+            problems.append("zoo_package(no_numerics) names {}, which has a numerics_test; remove it from no_numerics".format(program))
+        elif not why.strip():
+            problems.append("zoo_package(no_numerics) gives no reason for {}; say why the host cannot run it".format(program))
+    return models, programs, sorted(exempt.items()), problems
+
+def _zoo_test_impl(ctx):
+    models, programs, exempt, problems = _problems(ctx)
+    if problems:
+        report = ["//{} breaks the zoo's rule (every model snapshotted, every program with a numerics test and a budget):".format(ctx.label.package)]
+        report += ["- " + p for p in problems]
+    else:
+        report = ["//{}: keeps the zoo's rule: {} model(s), each snapshotted; {} program(s), each with a budget and a numerics test{}.".format(
+            ctx.label.package,
+            len(models),
+            len(programs),
+            "".join(["; {} has no numerics test: {}".format(p, why) for p, why in exempt]),
+        )]
+    script = ctx.actions.declare_file(ctx.label.name + ".sh")
+    ctx.actions.write(
+        script,
+        "#!/bin/sh\ncat <<'REPORT'\n{}\nREPORT\nexit {}\n".format("\n".join(report), 1 if problems else 0),
+        is_executable = True,
+    )
+    return [DefaultInfo(executable = script, files = depset([script]))]
+
+zoo_rule_test = rule(
+    implementation = _zoo_test_impl,
+    test = True,
+    doc = "Checks the zoo's rule over what its attributes list: zoo_package lists its package's " +
+          "targets; //tests/starlark/zoo_rule_test gives it broken lists.",
+    attrs = {
+        "models": attr.label_list(providers = [TorchModelInfo], doc = "The package's torch_model targets."),
+        "programs": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "Its executorch_program targets not tagged manual."),
+        "snapshots": attr.label_list(
+            providers = [[ExportedProgramInfo], [ExecuTorchProgramInfo]],
+            doc = "What its graph_snapshot_tests snapshot.",
+        ),
+        "numerics": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests run."),
+        "budgets": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its program_budget_tests budget."),
+        "no_numerics": attr.string_dict(doc = "Program name (or label) -> why the host cannot run it."),
+    },
+)
+
+def _absolute(label):
+    """A label as a BUILD file wrote it (":x", "x", "//pkg:x"), made absolute for this package."""
+    if label.startswith("//") or label.startswith("@"):
+        return label
+    return "//{}:{}".format(native.package_name(), label.lstrip(":"))
+
+def _of(rules, kind):
+    return [r for r in rules if r["kind"] == kind]
+
+def _distinct(labels):
+    return sorted({_absolute(label): True for label in labels if label}.keys())
+
+def zoo_package(no_numerics = {}, **kwargs):
+    """Declares zoo_test and update_goldens for this package; call it last in the BUILD file.
+
+    Args:
+      no_numerics: {program name: why}: programs the host's ExecuTorch runtime cannot run, so
+        they have no numerics_test (say why, and what checks them instead).
+      **kwargs: passed to both targets (visibility, ...).
+    """
+    rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
+    snapshots = _of(rules, _SNAPSHOT_KIND)
+    budgets = _of(rules, _BUDGET_KIND)
+    zoo_rule_test(
+        name = "zoo_test",
+        models = _distinct([r["name"] for r in _of(rules, _MODEL_KIND)]),
+        programs = _distinct([r["name"] for r in _of(rules, _PROGRAM_KIND)]),
+        snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
+        numerics = _distinct([r["program"] for r in _of(rules, _NUMERICS_KIND)]),
+        budgets = _distinct([r["program"] for r in budgets]),
+        no_numerics = no_numerics,
+        size = "small",
+        **kwargs
+    )
+
+    # <test>.config -> :<test>, for every test with a golden.
+    goldens = [r["name"] for r in snapshots] + [r["name"] for r in budgets if r.get("golden_path")]
+    if not goldens:
+        return  # zoo_test says what to add; graph_snapshot_updates would refuse an empty list
+    graph_snapshot_updates(
+        name = "update_goldens",
+        tests = sorted([":" + name[:-len(".config")] for name in goldens]),
+        **kwargs
+    )

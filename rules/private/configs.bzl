@@ -1,0 +1,55 @@
+"""What the rules tell the exporter about a model or an exported program, written once.
+
+Actions (exporter/configs.py) and the test runners read the same entries: a model's entry point
+and import roots, an exported program's label, .pt2 and shape spec. Actions get execroot paths
+(File.path); tests read their runfiles tree, so `runfiles = True` gives short paths instead.
+"""
+
+load(":entry_points.bzl", "import_roots")
+
+def _path(f, runfiles):
+    return f.short_path if runfiles else f.path
+
+def model_config(model, runfiles = False):
+    """The "model" entry of a config, and the files the exporter reads for it.
+
+    Args:
+      model: a TorchModelInfo.
+      runfiles: False for an action's config, True for a test's.
+
+    Returns:
+      (dict, depset of Files): the label, entry point, init_args, checkpoint and import roots
+      (an action's also lists the sources); and the checkpoint (if any) and the sources.
+    """
+    config = {
+        "label": str(model.label),
+        "entry": model.entry,
+        "init_args": model.init_args,
+        "checkpoint": _path(model.checkpoint, runfiles) if model.checkpoint else None,
+    }
+    if runfiles:
+        config["import_roots"] = import_roots(model.srcs.to_list(), runfiles = True)
+    else:
+        config["srcs"] = [f.path for f in model.srcs.to_list()]
+        config["import_roots"] = model.import_roots.to_list()
+    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+
+def exported_config(exported, runfiles = False, spec_label = False):
+    """The entry of a config that names one exported program.
+
+    Args:
+      exported: an ExportedProgramInfo.
+      runfiles: False for an action's config, True for a test's.
+      spec_label: also give the shape_spec's label (the actions name it in messages).
+
+    Returns:
+      {"exported_label", "pt2", "spec"[, "spec_label"]}; callers add what else they need.
+    """
+    config = {
+        "exported_label": str(exported.label),
+        "pt2": _path(exported.pt2, runfiles),
+        "spec": exported.spec.spec,
+    }
+    if spec_label:
+        config["spec_label"] = str(exported.spec.label)
+    return config
