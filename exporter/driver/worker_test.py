@@ -163,9 +163,19 @@ def worker(workdir):
         w.close()
 
 
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def children_of(pid):
+    """The worker's forked children: processes whose parent it is and whose command line is its
+    own (a fork, not a helper program that a library runs for a moment)."""
     found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return found.split()
+    return [child for child in found.split() if _cmdline(child) == _cmdline(pid)]
 
 
 def is_running(pid):
