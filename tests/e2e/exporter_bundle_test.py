@@ -1,4 +1,4 @@
-"""Fast tests of exporter/model_bundle.py, the model_bundle action: digest names, index, errors."""
+"""Fast tests of exporter/actions/model_bundle.py, the model_bundle action: digest names, index, errors."""
 
 import hashlib
 import json
