@@ -49,13 +49,14 @@ def main(argv):
     argv = [a for a in argv if a != "--warm-rerun"]
     out_dir, paths = argv[0], argv[1:]
     sys.path.insert(0, os.environ["RULES_TORCH_EXPORT_ROOT"])
-    from exporter import configs
+    from exporter.actions import configs
 
     moved = {}
     actions = [(command_of(p), load(p, out_dir, moved)) for p in paths]
 
-    def run(command, data):  # as exporter.request.run does, without its log capture
-        importlib.import_module(f"exporter.{command}").run(configs.from_json(command, data))
+    def run(command, data):  # as exporter.driver.request.run does, without its log capture
+        action = configs.ACTIONS[command]
+        importlib.import_module(action.module).run(action.config.from_json(data))
 
     for action in actions:
         run(*action)

@@ -1,4 +1,4 @@
-"""One cell of reproducible_math_test's matrix: the zoo's batch-norm estimation and the
+"""One cell of determinism_test's matrix: the zoo's batch-norm estimation and the
 TorchQuantize action's calibration, run in this process's kernel settings.
 
     calibration_probe.py WEIGHTS OUT_DIR (float64|float32) (pinned|free)
@@ -8,7 +8,7 @@ the same bits). The probe estimates its batch-norm statistics from seeded noise 
 //models/mobilenet:mobilenet_wide does), exports it, and quantizes it with the TorchQuantize
 action's own run() on the zoo's calibration images. It prints the sha256 of the statistics and
 of the quantized .pt2 as JSON. float32 is the control: both steps in the model's own float32.
-"pinned" runs like every exporter action (hermetic.reproducible_math); "free" uses two threads
+"pinned" runs like every exporter action (determinism.reproducible_math); "free" uses two threads
 with oneDNN and NNPACK on.
 """
 
@@ -20,7 +20,9 @@ import sys
 
 import torch
 
-from exporter import calibrate, configs, float64_math, hermetic, pt2, quantize
+from exporter.actions import calibrate, configs, quantize
+from exporter.core import determinism, float64_math
+from exporter.formats import pt2
 from models.common import calibration, layers
 from models.mobilenet.mobilenet import MobileNetV2
 
@@ -67,7 +69,7 @@ def main(weights, out, precision, threads):
         float64_math.float64 = contextlib.nullcontext
     dtype = torch.float64 if precision == "float64" else torch.float32
     if threads == "pinned":
-        math = hermetic.reproducible_math()
+        math = determinism.reproducible_math()
     else:
         torch.set_num_threads(2)
         math = contextlib.nullcontext()

@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from exporter import configs, export
+from exporter.actions import configs, export
 
 
 def tensor(shape, dtype="float32", hints=None, fill=None):

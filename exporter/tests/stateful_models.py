@@ -1,4 +1,4 @@
-"""Models with mutable buffers, for exporter/tests/test_buffers.py."""
+"""Models with mutable buffers, for exporter/core/buffers_test.py."""
 
 import torch
 
@@ -42,6 +42,20 @@ class ResizedBuffer(torch.nn.Module):
         self.history.resize_(x.shape[0])
         self.history.copy_(x)
         return self.history + 1
+
+
+class KVCache(torch.nn.Module):
+    """A decoder step's static cache: writes x at `pos` of two buffers with index_copy_."""
+
+    def __init__(self, length=4, width=8):
+        super().__init__()
+        self.register_buffer("k_cache", torch.zeros(1, length, width))
+        self.register_buffer("v_cache", torch.zeros(1, length, width))
+
+    def forward(self, x, pos):
+        self.k_cache.index_copy_(1, pos, x)
+        self.v_cache.index_copy_(1, pos, x * 2)
+        return (self.k_cache + self.v_cache).sum(1)
 
 
 def counter():

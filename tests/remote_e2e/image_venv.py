@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from exporter.manifest import sha256_file
+from exporter.core.manifest import sha256_file
 
 # The Dockerfile's layout. Another root (e.g. without write access to /opt):
 # RULES_TORCH_EXPORT_IMAGE_ROOT=/some/fixed/path, plus the matching

@@ -1,5 +1,5 @@
 """The Starlark side and the exporter agree: on every size expression (linear_expr.bzl vs the
-sympy parser in spec.py), on the dtypes, hints, backends, IRs, quantizers, schemes and kernel
+sympy parser in shape_spec.py), on the dtypes, hints, backends, IRs, quantizers, schemes and kernel
 libraries each accepts, and the exporter reads a shape spec as large as the analysis accepts."""
 
 import json
@@ -7,7 +7,8 @@ import json
 import pytest
 import torch
 
-from exporter import configs, hermetic, kernels, lower, quantize, spec
+from exporter.actions import configs, lower, quantize
+from exporter.core import determinism, dtypes, kernels, shape_spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
     FACTS = json.load(f)
@@ -17,7 +18,7 @@ NAMES = {"dx": None, "seq": None, "n": None, "batch_2": None, "a": None, "b": No
 
 def _sympy(text):
     try:
-        parsed = spec.parse_size(text, NAMES)
+        parsed = shape_spec.parse_size(text, NAMES)
     except ValueError as e:
         return {"text": text, "error": str(e)}
     if isinstance(parsed, int):  # a plain int is a size, but not a derived one
@@ -40,7 +41,7 @@ def test_expressions_refused_only_at_analysis_still_parse_in_the_exporter():
 
 
 def test_dtypes_backends_and_irs_agree():
-    assert FACTS["dtypes"] == list(spec.DTYPES)
+    assert FACTS["dtypes"] == list(dtypes.SHAPE_SPEC)
     assert FACTS["backends"] == list(lower.BACKENDS)
     assert FACTS["irs"] == list(configs.IRS)
 
@@ -52,7 +53,7 @@ def test_quantizers_and_schemes_agree():
 
 
 def test_the_actions_math_environment_agrees():
-    assert FACTS["reproducible_math_env"] == hermetic.REPRODUCIBLE_MATH_ENV
+    assert FACTS["reproducible_math_env"] == determinism.REPRODUCIBLE_MATH_ENV
 
 
 def test_kernel_libraries_agree():
@@ -63,7 +64,7 @@ def test_kernel_libraries_agree():
 def test_hints_agree():
     # shape_spec_check.bzl's HINTS, the AUTO, DYNAMIC and STATIC a BUILD file loads, and the
     # hints the exporter turns into torch.export.Dim.AUTO / DYNAMIC / STATIC.
-    assert FACTS["hints"] == FACTS["hint_constants"] == list(spec.HINTS)
+    assert FACTS["hints"] == FACTS["hint_constants"] == list(shape_spec.HINTS)
 
 
 def test_the_exporter_reads_a_spec_as_large_as_analysis_accepts():
@@ -74,6 +75,6 @@ def test_the_exporter_reads_a_spec_as_large_as_analysis_accepts():
     big = {"dims": {}, "hint": None, "inputs": [{"name": "xs", "value": {"list": items}}]}
     assert 1 + len(items) == count
     tensors = {}
-    value = spec.build_value(big["inputs"][0]["value"], big, torch.Generator().manual_seed(0), "inputs[\"xs\"]", tensors)
+    value = shape_spec.build_value(big["inputs"][0]["value"], big, torch.Generator().manual_seed(0), "inputs[\"xs\"]", tensors)
     assert len(value) == len(items) and value[:3] == [0, 1, 2] and tuple(value[-1].shape) == (2,)
-    assert [path for path, _ in spec.walk_tensors(big)] == [f'inputs["xs"][{len(items) - 1}]']
+    assert [path for path, _ in shape_spec.walk_tensors(big)] == [f'inputs["xs"][{len(items) - 1}]']

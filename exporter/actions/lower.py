@@ -1,0 +1,228 @@
+"""The ExecuTorchLower action: .pt2 -> .pte and its manifest. It never re-exports."""
+
+import contextlib
+import dataclasses
+import json
+import os
+
+import torch
+
+from exporter.core import buffers, kernels, lowering_errors, manifest
+from exporter.formats import program_summary
+from exporter.actions import selected_ops
+from exporter.core import shape_spec
+from exporter.formats import pt2
+from exporter.core.errors import Context, UserError
+
+BACKENDS = ("xnnpack",)
+
+
+def partitioners(backends):
+    partitioners = []
+    for backend in backends:
+        if backend == "xnnpack":
+            from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+            partitioners.append(XnnpackPartitioner())
+        else:  # The rule checks backends at analysis time; this guards direct CLI use.
+            raise UserError(f"unknown backend {backend!r}; `backends` takes {list(BACKENDS)} or []")
+    return partitioners
+
+
+# The tag ExecuTorch names the weights file after. Fixed, so that the .ptd's and the .pte's bytes
+# do not depend on the target's name; the action renames <tag>.ptd to <name>.ptd.
+WEIGHTS_TAG = "weights"
+
+
+def _move_delegate_weights_out(edge):
+    """Puts every delegate's named data (XNNPACK's weights) in the WEIGHTS_TAG data file.
+
+    XNNPACK moves a weight out only when its placeholder carries meta["custom"]
+    ["delegate_constant_tag"], but it folds batch norm into convolutions while it lowers, and
+    the folded weights are new placeholders without the tag: they would stay in the .pte. So
+    the exporter moves the lowered program's named data instead. ExecuTorch 1.4.1 keeps it in
+    EdgeProgramManager._named_data_store (pte_data, external_data by file tag).
+    """
+    store = edge._named_data_store
+    store.external_data.setdefault(WEIGHTS_TAG, {}).update(store.pte_data)
+    store.pte_data.clear()
+
+
+@contextlib.contextmanager
+def lowering_context():
+    """How ExecuTorch must re-trace a loaded program (the lowering, and checks/divergence.py's taps).
+
+    Re-tracing a loaded program runs torch's fake convolution, which picks an ATen CPU backend
+    by the traced batch size and so narrows the batch range (NNPACK: batch < 16, oneDNN:
+    batch > 1). ExecuTorch never uses those backends; without them the dims keep the ranges
+    that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1. No autograd either: a
+    loaded program's parameters require grad, and re-tracing an in-place write to a buffer (a
+    KV cache) then fails ("a leaf Variable that requires grad is being used in an in-place
+    operation").
+    """
+    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
+            torch.no_grad():
+        yield
+
+
+def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
+          label="?", generate_etrecord=False):
+    """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
+    (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
+
+    With external_weights, every weight goes to the tensor data file WEIGHTS_TAG
+    (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
+    value the program keeps; None keeps every one (core/buffers.py says why).
+    generate_etrecord keeps ExecuTorch's ETRecord (get_etrecord()); the program's bytes stay
+    the same.
+    """
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes import MemoryPlanningPass
+
+    with lowering_context():
+        edge = to_edge_transform_and_lower(programs, partitioner=partitioners(backends),
+                                           constant_methods=constant_methods or None,
+                                           generate_etrecord=generate_etrecord)
+        state = buffers.mark_initialized(edge, initialized_buffers, label)
+        options = {}
+        if state:
+            # Names in the .pte (tools and apps read them), and one copy of each buffer that
+            # every method reads and writes, as the eager module has.
+            options["emit_mutable_buffer_names"] = True
+            if len(edge.methods) > 1:
+                options["memory_planning_pass"] = MemoryPlanningPass(share_mutable_buffers=True)
+        if external_weights:
+            _move_delegate_weights_out(edge)
+            # The constants outside delegates (the portable kernels' weights) follow the same tag.
+            options["external_constants"] = lambda node: WEIGHTS_TAG
+        return edge.to_executorch(ExecutorchBackendConfig(**options) if options else None), state
+
+
+def methods_record(program):
+    """Per method (constant methods too): its inputs, operators (outside delegates), delegates
+    with their payload sizes, and planned memory. program is ExecuTorch's own Program
+    (to_executorch's, or deserialize_pte_binary's)."""
+    return {
+        name: {key: record[key] for key in ("inputs", "operators", "delegates", "planned_memory")}
+        for name, record in program_summary.methods(program).items()
+    }
+
+
+def input_schema(methods):
+    """What each method takes, from its shape spec, as JSON text: input names (paths for
+    nested inputs), dtypes and shapes, and each dim's declared min and max. The runtime checks
+    only an input's element count against its bound; an app can check this before a call."""
+    schema = {}
+    for name, method in sorted(methods.items()):
+        spec = method.spec or {"inputs": [], "dims": {}}
+        inputs = []
+        for entry in spec["inputs"]:  # named as forward's parameter, then the path inside it
+            prefix = f"inputs[{shape_spec.key_text(entry['name'])}]"
+            for path, t in shape_spec.walk_tensors({"inputs": [entry]}):
+                inputs.append({"name": str(entry["name"]) + path[len(prefix):], "dtype": t["dtype"], "shape": t["shape"]})
+        schema[name] = {
+            "inputs": inputs,
+            "dims": {d: {"min": v.get("min"), "max": v.get("max")} for d, v in sorted(spec.get("dims", {}).items())},
+        }
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+def _write_weights(et_program, path):
+    """Writes the program's weights file to path; returns its manifest record."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(path)) as folder:
+        et_program.write_tensor_data_to_file(folder)
+        written = os.listdir(folder)
+        if written != [WEIGHTS_TAG + ".ptd"]:  # a program without weights writes none
+            raise UserError(f"the program has no weights to put in a .ptd (ExecuTorch wrote "
+                            f"{sorted(written)}); set weights = \"inline\"")
+        os.replace(os.path.join(folder, written[0]), path)
+    return manifest.file_record(path)
+
+
+def _load(method, context):
+    try:
+        ep = pt2.load(method.pt2)
+    except Exception as e:
+        unresolved = pt2.unresolved_operators(method.pt2)
+        if unresolved:
+            raise UserError(lowering_errors.unresolved_message(unresolved, context)) from e
+        raise UserError(f"cannot load {os.path.basename(method.pt2)}: {e}") from e
+    unbounded = lowering_errors.unbounded_sizes(ep, method.spec)
+    if unbounded:
+        raise UserError(lowering_errors.unbounded_message(unbounded, context))
+    return ep
+
+
+def lowered(config, generate_etrecord=False):
+    """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records) for a
+    LowerConfig."""
+    contexts = {
+        name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
+                      export=m.export, backends=tuple(config.backends))
+        for name, m in config.methods.items()
+    }
+    programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
+    constants = dict(config.metadata, input_schema=input_schema(config.methods))
+    clash = sorted(set(constants) & set(programs))
+    if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
+        raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
+                        f"method; rename it")
+    try:
+        et_program, state = lower(programs, list(config.backends), constants, config.weights == "external",
+                                  config.initialized_buffers, config.label, generate_etrecord)
+    except UserError:
+        raise
+    except Exception as e:
+        for name, ep in programs.items():
+            reason = buffers.diagnose(ep, name, contexts[name]) or lowering_errors.diagnose(ep, e)
+            if reason:
+                raise UserError(f"ExecuTorch lowering of {contexts[name].exported_text} failed: {reason}") from e
+        # The failure is the whole program's: the message names every method's export.
+        context = dataclasses.replace(next(iter(contexts.values())),
+                                      exported=tuple(m.exported_label for m in config.methods.values()))
+        raise UserError(lowering_errors.explain(e, context)) from e
+    return et_program, constants, state
+
+
+def warm_up():
+    """A persistent worker's warm-up: a tiny XNNPACK lowering. A portable lowering after it costs
+    no more than a warm one, so one will do."""
+    from exporter.actions import export
+
+    export.warm_up(lambda ep: lower(ep, ["xnnpack"]))
+
+
+def run(config):
+    """Runs the action for a LowerConfig."""
+    et_program, constants, state = lowered(config)
+    kernels.check(config.kernels, et_program)  # before any output exists
+    exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
+                for name, m in config.methods.items()}
+    pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
+    tmp = pte + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(et_program.buffer)
+    os.replace(tmp, pte)
+    if "selected_ops" in config.outputs:
+        selected_ops.write(pte, config.label, config.outputs["selected_ops"])
+    weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}
+    manifest.write_json(manifest_path, {
+        "format": "rules_torch_export/pte-manifest/1",
+        "label": config.label,
+        "exported": exported["forward"] if "forward" in exported else next(iter(exported.values())),
+        "backends": list(config.backends),
+        "pte": manifest.file_record(pte),
+        "inputs": manifest.inputs_record(kernels.settings(config.raw)),
+        "methods": methods_record(et_program.executorch_program),
+        "constant_methods": constants,
+        **weights,
+        **({"method_programs": exported} if len(exported) > 1 else {}),
+        **({"mutable_buffers": state} if state else {}),
+        "toolchain": manifest.toolchain_record(config.identity),
+    })
+    if "summary" in config.outputs:
+        from exporter.formats import pte_inspect
+
+        manifest.write_json(config.outputs["summary"], pte_inspect.summarize(pte))

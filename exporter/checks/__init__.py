@@ -1,0 +1,11 @@
+"""The test runners behind the test rules (numerics_test, graph_snapshot_test,
+program_budget_test, bundled_program_test): each one a module with run(config) -> (ok, report)
+on a typed config (checks.configs) read from the JSON its rule writes, and main(argv).
+
+numerics and steps (stateful calls) run a .pte against its reference; divergence says where
+it departs; snapshot renders graphs and golden compares or rewrites goldens; budget checks
+sizes; bundled_cases runs a .bpte's cases.
+
+May import actions, core and formats. Nothing outside checks imports it, so it stays out of
+the toolchain's sources: editing a test runner rebuilds no program.
+"""

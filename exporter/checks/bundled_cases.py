@@ -1,0 +1,112 @@
+"""The runner behind bundled_program_test: a .bpte's test cases in the ExecuTorch runtime (run, on
+a configs.BundledCasesConfig).
+
+It does what a device farm does with a .bpte: ExecuTorch's bundled-program API loads each
+case's inputs into the method, runs it, and compares the outputs with the bundled expected
+ones (BundledModule.verify_result_with_bundled_expected_output; |actual - expected| <= atol +
+rtol * |expected|, as torch.allclose). The cases are read from the .bpte itself with
+pte_schema's reader, so the test sees what the device sees; the manifest only names them. Each
+case's worst errors are printed, from the outputs the runtime returned (or, for a case the
+runtime refused, from running its inputs again through the module API).
+"""
+
+import json
+import os
+import sys
+
+import torch
+
+from exporter.checks import configs, numerics
+from exporter.core import dtypes
+from exporter.formats import program_summary, pte_schema
+
+
+def _bundle_schema():
+    """ExecuTorch's bundled_program_schema.fbs, beside the installed program.fbs."""
+    program_fbs = pte_schema.executorch_schema_path()
+    root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
+    return pte_schema.Schema(os.path.join(root, "devtools/bundled_program/serialize/bundled_program_schema.fbs"))
+
+
+def _value(value):
+    """A bundled Value as the runtime takes it: a tensor (contiguous, as bundled), or a scalar."""
+    val = value.val
+    kind = program_summary.kind(val)
+    if kind != "Tensor":
+        return {"Int": lambda v: v.int_val, "Bool": lambda v: v.bool_val, "Double": lambda v: v.double_val}[kind](val)
+    dtype = getattr(torch, dtypes.torch_name(val.scalar_type))
+    sizes = list(val.sizes)
+    data = bytes(val.data)
+    if not data:
+        return torch.empty(sizes, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(sizes)
+
+
+def read_cases(buf):
+    """{method: [(inputs, expected outputs)]}, as the .bpte holds them."""
+    root = pte_schema.read_root(_bundle_schema(), buf)
+    return {
+        suite.method_name: [([_value(v) for v in case.inputs], [_value(v) for v in case.expected_outputs])
+                            for case in suite.test_cases]
+        for suite in root.method_test_suites
+    }
+
+
+def _describe(tensors):
+    return ", ".join(f"{str(t.dtype).replace('torch.', '')}[{', '.join(map(str, t.shape))}]"
+                     if isinstance(t, torch.Tensor) else repr(t) for t in tensors)
+
+
+def run(config):
+    """(ok, report text) of a configs.BundledCasesConfig."""
+    from executorch.extension.pybindings.portable_lib import (
+        _load_bundled_program_from_buffer,
+        _load_for_executorch_from_bundled_program,
+    )
+
+    with open(config.manifest, encoding="utf-8") as f:
+        manifest = json.load(f)
+    with open(config.bpte, "rb") as f:
+        buf = f.read()
+    rtol, atol = numerics.tolerances(config)
+    cases = read_cases(buf)
+    bundle = _load_bundled_program_from_buffer(buf)
+    module = None
+    lines = [f"{config.label}: {config.bundle} ({manifest['program']['label']}) in the ExecuTorch "
+             f"runtime, {sum(map(len, cases.values()))} bundled cases (rtol {rtol:g}, atol {atol:g})"]
+    ok = bool(cases)
+    if not cases:
+        lines.append("  FAIL: the .bpte holds no test case; give the bundled_program inputs")
+    for method, method_cases in sorted(cases.items()):
+        described = manifest["methods"].get(method, {}).get("cases", [])
+        for index, (inputs, expected) in enumerate(method_cases):
+            sizes = described[index]["sizes"] if index < len(described) else {}
+            name = f"{method} case {index} ({', '.join(f'{k}={v}' for k, v in sizes.items()) or 'static shapes'})"
+            lines.append(f"  {name}: inputs {_describe(inputs)}")
+            try:
+                actual = bundle.verify_result_with_bundled_expected_output(method, index, rtol, atol)
+                verdict = "ok"
+            except RuntimeError as e:
+                ok, verdict = False, f"FAIL, the runtime's check failed: {str(e).splitlines()[0]}"
+                if module is None:
+                    module = _load_for_executorch_from_bundled_program(bundle)
+                try:
+                    actual = module.run_method(method, [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
+                except RuntimeError as run_error:
+                    lines.append(f"  {name}: {verdict}; running it again failed: {str(run_error).splitlines()[0]}")
+                    continue
+            for i, (a, e) in enumerate(zip(actual, expected)):
+                lines.append(f"  {name}: output {i} {numerics.compare(a, e, rtol, atol)[1]}")
+            lines.append(f"  {name}: {verdict}")
+    if not ok:
+        lines.append(f"The device would fail these cases too. If the difference is expected, set rtol/atol on "
+                     f"{config.label}; otherwise the .pte does not compute what its reference computed.")
+    return ok, "\n".join(lines) + "\n"
+
+
+def main(argv):
+    return configs.main(argv, configs.BundledCasesConfig, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

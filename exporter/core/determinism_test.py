@@ -1,0 +1,154 @@
+"""What an action computes does not follow the machine's kernels (docs/caching.md).
+
+Two probes, each run in fresh processes under other kernel settings, which stand in for other
+machines (ATen and MKL pick their code paths when they load, so each setting needs its own
+process):
+
+- a convolution + layer norm + linear stack under determinism.reproducible_math, against oneDNN's
+  instruction sets, thread counts and ATen's vector widths;
+- the kernel-settings matrix: the zoo's batch-norm estimation and the TorchQuantize action's
+  calibration of a MobileNetV2 (calibration_probe.py) under ATen's vector widths (none, AVX2,
+  AVX-512 where the CPU has it), MKL's code branches and two threads with oneDNN on. Both
+  compute in float64 and round once, so every setting gives the same bytes; the control runs
+  the same steps in float32 and gets other bytes, so the matrix can tell.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from exporter.core import determinism
+
+# The repository's root in the runfiles, for the probes' imports (exporter, models).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(determinism.__file__))))
+
+PROBE = """
+import hashlib, sys, torch
+from exporter.core import determinism
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3), torch.nn.LayerNorm([30, 30]), torch.nn.Linear(30, 30))
+x = torch.randn(4, 16, 32, 32)
+with torch.no_grad(), (determinism.reproducible_math() if sys.argv[1] == "pinned" else torch.no_grad()):
+    print(hashlib.sha256(net(x).numpy().tobytes()).hexdigest())
+"""
+
+MACHINES = {"as is": {}, "AVX2-only oneDNN": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
+            "one thread": {"OMP_NUM_THREADS": "1"}, "AVX2 ATen": {"ATEN_CPU_CAPABILITY": "avx2"}}
+
+
+def _has_avx512():
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        return " avx512f" in f.read()
+
+
+def _run(arguments, environment):
+    env = dict(os.environ)
+    for name in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OMP_NUM_THREADS"):
+        env.pop(name, None)
+    env.update(environment)
+    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable] + arguments, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _digest(mode, machine):
+    environment = dict(MACHINES[machine])
+    if mode == "pinned":
+        environment.update(determinism.REPRODUCIBLE_MATH_ENV)
+    return _run(["-c", PROBE, mode], environment)
+
+
+@pytest.fixture(scope="module")
+def pinned():
+    return {machine: _digest("pinned", machine) for machine in MACHINES}
+
+
+def test_every_machine_computes_the_same_bits(pinned):
+    assert len(set(pinned.values())) == 1, pinned
+
+
+def test_without_it_the_bits_follow_onednns_instruction_set():
+    """The control: on an AVX-512 machine, oneDNN's AVX2 kernels give other bits. (An AVX2-only
+    machine computes the same either way, so there is nothing to contrast there.)"""
+    free = {machine: _digest("free", machine) for machine in ("as is", "AVX2-only oneDNN")}
+    if _has_avx512():
+        assert free["as is"] != free["AVX2-only oneDNN"]
+    else:
+        assert free["as is"] == free["AVX2-only oneDNN"]
+
+
+# The kernel-settings matrix: name -> (environment, "pinned" as every action runs, or "free").
+# "pinned" is exactly the actions' own setting.
+KERNEL_SETTINGS = {
+    "pinned": (determinism.REPRODUCIBLE_MATH_ENV, "pinned"),
+    "ATen without vectors, MKL compatible": ({"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}, "pinned"),
+    "ATen AVX2, MKL SSE4.2": ({"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "SSE4_2"}, "pinned"),
+    "ATen AVX2, MKL's own choice": ({"ATEN_CPU_CAPABILITY": "avx2"}, "pinned"),
+    "two threads, oneDNN and NNPACK on": ({}, "free"),
+}
+if _has_avx512():
+    KERNEL_SETTINGS["ATen AVX-512, MKL AVX-512"] = ({"ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AVX512,STRICT"}, "pinned")
+
+# The control needs only two settings that differ in float32.
+CONTROL_SETTINGS = ("pinned", "ATen without vectors, MKL compatible")
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """One MobileNetV2's initial weights, made under the actions' pinned setting (seeded
+    initialisation draws with ATen's vectorised kernels, which differ from the plain ones)."""
+    path = str(tmp_path_factory.mktemp("weights") / "mobilenet.pt")
+    make = ("import sys, torch\nfrom models.mobilenet.mobilenet import MobileNetV2\ntorch.manual_seed(0)\n"
+            "torch.save(MobileNetV2(num_classes=10, width=1, keepdim_pool=True).state_dict(), sys.argv[1])\n"
+            "print('ok')")
+    _run(["-c", make, path], determinism.REPRODUCIBLE_MATH_ENV)
+    return path
+
+
+def _matrix(weights, tmp_path_factory, precision, settings):
+    probe = os.path.join(ROOT, "exporter", "tests", "calibration_probe.py")
+    results = {}
+    for name in settings:
+        environment, threads = KERNEL_SETTINGS[name]
+        out = str(tmp_path_factory.mktemp("cell"))
+        results[name] = json.loads(_run([probe, weights, out, precision, threads], environment))
+    return results
+
+
+def test_calibrated_bytes_are_the_same_under_every_kernel_setting(weights, tmp_path_factory):
+    results = _matrix(weights, tmp_path_factory, "float64", KERNEL_SETTINGS)
+    for key in ("batch_norm", "quantized_pt2"):
+        digests = {name: r[key] for name, r in results.items()}
+        assert len(set(digests.values())) == 1, (key, digests)
+
+
+def test_the_control_in_float32_gives_other_bytes(weights, tmp_path_factory):
+    """Without float64 the same steps follow the kernels, so the matrix above can fail."""
+    results = _matrix(weights, tmp_path_factory, "float32", CONTROL_SETTINGS)
+    for key in ("batch_norm", "quantized_pt2"):
+        digests = {name: r[key] for name, r in results.items()}
+        assert len(set(digests.values())) == 2, (key, digests)
+
+
+def test_float64_math_keeps_float64_until_a_float32_tensor_is_written():
+    """The mode computes a graph's float32 operators in float64 from one operator to the next;
+    a store into a float32 tensor (an observer's statistic, a buffer) rounds once, and views
+    still alias their base."""
+    from exporter.core import float64_math
+
+    one, tiny = torch.tensor([1.0]), torch.tensor([2.0 ** -30])
+    store = torch.zeros(2)
+    with float64_math.float64():
+        # (1 + 2**-30) - 1 is 0 in float32 steps; in float64 the small term survives.
+        difference = torch.ops.aten.sub.Tensor(torch.ops.aten.add.Tensor(one, tiny), one)
+        assert difference.dtype == torch.float64
+        view = torch.ops.aten.slice.Tensor(store, 0, 1, 2)
+        torch.ops.aten.copy_.default(view, difference)
+    assert store.dtype == torch.float32
+    assert store.tolist() == [0.0, 2.0 ** -30]  # written through the view, rounded to float32
+    assert (one + tiny - one).item() == 0.0

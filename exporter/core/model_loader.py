@@ -1,0 +1,140 @@
+"""Builds the user's nn.Module from a torch_model's entry, init_args and checkpoint."""
+
+import importlib
+import os
+import sys
+
+import torch
+
+from exporter.core.errors import UserError
+from exporter.core.export_errors import user_frame
+from exporter.core.determinism import seed_everything
+
+
+def _import_module(module_name, owner):
+    """owner: the target whose entry names the module (label, entry, rule kind)."""
+    who = f"{owner.kind} {owner.label}"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            raise UserError(
+                f"{who}: entry {owner.entry!r} names module "
+                f"{module_name!r}, which is neither in its srcs/deps nor installed; add the "
+                f"file (e.g. {module_name.replace('.', '/')}.py) to `srcs`, or fix `entry`"
+            ) from None
+        raise UserError(
+            f"{who}: importing {module_name!r} failed: {e}"
+            f"{user_frame(e)}; add the module that provides {e.name!r} to `deps`"
+        ) from None
+    except Exception as e:
+        raise UserError(
+            f"{who}: importing {module_name!r} raised "
+            f"{type(e).__name__}: {e}{user_frame(e)}"
+        ) from None
+
+
+def _resolve(module, qualname, owner):
+    obj = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            public = sorted(n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n)))
+            raise UserError(
+                f"{owner.kind} {owner.label}: entry {owner.entry!r}: module "
+                f"{module.__name__!r} has no {qualname!r}; set `entry` to one of its callables: "
+                f"{', '.join(public[:12]) or '(none)'}"
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+def add_import_roots(roots):
+    """Puts the model's source roots (execroot-relative) first on sys.path."""
+    for root in reversed(roots):
+        path = os.path.abspath(root)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def resolve_entry(owner, import_roots):
+    """The object an entry ('package.module:callable') names, imported from import_roots.
+
+    owner has the label, entry and kind ("torch_model", "calibration_data") of the target.
+    """
+    module_name, sep, qualname = owner.entry.partition(":")
+    if not sep or not module_name or not qualname:
+        raise UserError(
+            f"{owner.kind} {owner.label}: entry {owner.entry!r} must look like "
+            f"'package.module:callable'; fix `entry`"
+        )
+    add_import_roots(import_roots)
+    return _resolve(_import_module(module_name, owner), qualname, owner)
+
+
+def load_model(model):
+    """Returns the model in eval mode. `model` is a configs.ModelConfig."""
+    factory = resolve_entry(model, model.import_roots)
+    if isinstance(factory, torch.nn.Module):
+        # An instance, such as a torch._export.db.examples case's `model`: use it as it is.
+        if model.init_args:
+            raise UserError(
+                f"torch_model {model.label}: entry {model.entry!r} is a module instance, "
+                f"which takes no init_args; drop init_args or point `entry` at its class"
+            )
+        return _finish(factory, model)
+    if not callable(factory):
+        raise UserError(
+            f"torch_model {model.label}: entry {model.entry!r} is a "
+            f"{type(factory).__name__}, not a callable; point `entry` at a function or class"
+        )
+    seed_everything()
+    try:
+        module = factory(**model.init_args)
+    except TypeError as e:
+        raise UserError(
+            f"torch_model {model.label}: calling {model.entry!r} with init_args "
+            f"{model.init_args} failed: {e}; fix `init_args`"
+        ) from None
+    except Exception as e:
+        raise UserError(
+            f"torch_model {model.label}: calling {model.entry!r} raised "
+            f"{type(e).__name__}: {e}{user_frame(e)}"
+        ) from None
+    if not isinstance(module, torch.nn.Module) and hasattr(module, "get_eager_model"):
+        # executorch.examples.models wrap their nn.Module in an EagerModelBase.
+        module = module.get_eager_model()
+    if not isinstance(module, torch.nn.Module):
+        raise UserError(
+            f"torch_model {model.label}: entry {model.entry!r} returned a "
+            f"{type(module).__name__}, not a torch.nn.Module; point `entry` at a function or "
+            f"class that returns the model"
+        )
+    return _finish(module, model)
+
+
+def _finish(module, model):
+    if model.checkpoint:
+        _load_checkpoint(module, model)
+    return module.eval()
+
+
+def _load_checkpoint(module, model):
+    path = model.checkpoint
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise UserError(
+            f"torch_model {model.label}: checkpoint {os.path.basename(path)!r} is not a "
+            f"state_dict that torch.load(weights_only=True) reads: {str(e).splitlines()[0]}; "
+            f"save it with torch.save(model.state_dict(), path)"
+        ) from None
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"], dict):
+        state = state["state_dict"]
+    try:
+        module.load_state_dict(state)
+    except Exception as e:
+        first = str(e).strip().splitlines()
+        raise UserError(
+            f"torch_model {model.label}: checkpoint {os.path.basename(path)!r} does not fit "
+            f"the model: {' '.join(first[:3])}; regenerate the checkpoint or fix `init_args`"
+        ) from None

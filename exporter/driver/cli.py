@@ -1,0 +1,33 @@
+"""The exporter's command line: `main.py COMMAND @params`, one-shot or as a worker.
+
+    main.py [--warm=COMMAND] COMMAND @params       one request, then exit (request.py)
+    main.py --warm=COMMAND --persistent_worker     a persistent worker (worker.py)
+
+COMMAND is one of the registered actions (actions.configs.ACTIONS: export, lower, etrecord,
+quantize, calibrate, bundled_program, selected_ops, bundle).
+"""
+
+import argparse
+import sys
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="exporter", add_help=False)
+    parser.add_argument("--persistent_worker", action="store_true")
+    # Which action a persistent worker warms up for (its module's warm_up); one-shot runs ignore it.
+    parser.add_argument("--warm", default="lower")
+    options, request_arguments = parser.parse_known_args(argv)
+    if options.persistent_worker:
+        from exporter.driver import worker
+
+        return worker.serve(options.warm)
+    from exporter.driver import isolation, request
+
+    cache_dir = isolation.private_cache_dir()
+    isolation.block_network()  # also under --spawn_strategy=local, where no sandbox does it
+    try:
+        code, text = request.run(request_arguments)
+    finally:
+        isolation.remove_dir(cache_dir)
+    sys.stderr.write(text)
+    return code

@@ -1,0 +1,126 @@
+"""Isolation of one exporter run from the machine and from other runs: private caches and
+temp folders, no network, and clean-up after runs that died. The driver sets it up around every
+request (cli.py one-shot, worker_child.py in the worker)."""
+
+import os
+import shutil
+import sys
+import tempfile
+
+# Where torch, Inductor, Triton and the libraries ExecuTorch imports would otherwise keep
+# caches shared between runs: under /tmp or $HOME. A cache shared between actions is state one
+# action can leave for the next, so each run gets its own and deletes it.
+_CACHE_VARIABLES = (
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TRITON_HOME",
+    "TORCH_HOME",
+    "TORCH_EXTENSIONS_DIR",
+    "PYTORCH_KERNEL_CACHE_PATH",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "HF_HOME",
+    "CUDA_CACHE_PATH",
+    "MPLCONFIGDIR",
+    "NUMBA_CACHE_DIR",
+    # Last: anything that still writes under `~` writes here.
+    "HOME",
+)
+
+
+_PREFIX = "rules_torch_export_"
+_OWNER = ".owner"  # locked while its folder is in use; the kernel drops the lock when the owner dies
+_owner_locks = []
+
+
+def private_cache_dir():
+    """Points every cache variable, TMPDIR and HOME at a fresh folder private to this run.
+
+    Call it before torch is imported. The caller removes the folder with remove_dir(). Bytecode
+    writing is switched off too: in unsandboxed runs the model's sources are the user's own
+    files, and __pycache__ beside them would be a write outside the action's outputs.
+    """
+    root = tempfile.mkdtemp(prefix=_PREFIX)
+    _hold_owner_lock(root)
+    for name in _CACHE_VARIABLES:
+        path = os.path.join(root, name.lower())
+        os.makedirs(path, exist_ok=True)
+        os.environ[name] = path
+    os.environ["TMPDIR"] = root
+    tempfile.tempdir = root
+    sys.dont_write_bytecode = True
+    return root
+
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def block_network():
+    """Moves this process into a new network namespace, whose only interface is a loopback that
+    is down: every connection fails at once, as in Bazel's sandbox with "block-network".
+
+    Bazel blocks the network of sandboxed actions itself, but a persistent worker runs outside
+    the sandbox; its forked children call this so that worker mode blocks the network too.
+    root creates the namespace directly; other users create it inside a new user namespace,
+    which the kernel allows only to a single-threaded process (a child right after fork is).
+    Returns False where the kernel allows neither.
+    """
+    import ctypes
+
+    try:
+        unshare = ctypes.CDLL(None, use_errno=True).unshare
+    except (OSError, AttributeError):  # not Linux
+        return False
+    return any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+
+
+def exit_on_sigterm():
+    """Turns SIGTERM into SystemExit, so that `finally` blocks still remove private folders."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def _hold_owner_lock(root):
+    """Locks root/.owner for as long as this process (or a child forked from it) lives."""
+    import fcntl
+
+    fd = os.open(os.path.join(root, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _owner_locks.append(fd)
+
+
+def remove_dir(path):
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def sweep_dead_private_dirs(folder=None):
+    """Removes the private folders of runs that died without cleaning up (a SIGKILLed worker).
+
+    A folder is dead when nobody holds its .owner lock: flock locks survive no process, and
+    work across PID namespaces (sandboxed one-shot runs), where PIDs would not. Returns the
+    folders removed.
+    """
+    import fcntl
+
+    folder = folder or tempfile.gettempdir()
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        owner = os.path.join(path, _OWNER)
+        if not name.startswith(_PREFIX) or not os.path.isfile(owner):
+            continue
+        try:
+            fd = os.open(owner, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # alive
+        finally:
+            os.close(fd)
+        remove_dir(path)
+        removed.append(path)
+    return removed

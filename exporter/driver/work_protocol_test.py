@@ -1,0 +1,147 @@
+"""The worker protocol codec against the protobuf library's own encoding of Bazel's messages (their
+descriptors are built here from the field numbers of Bazel's worker_protocol.proto), and the
+reader's choice between protobuf and JSON."""
+
+import json
+
+import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from exporter.driver import work_protocol
+
+
+def _messages():
+    """WorkRequest, Input and WorkResponse classes, as worker_protocol.proto declares them."""
+    proto = descriptor_pb2.FileDescriptorProto(name="worker_protocol_test.proto", package="blaze.worker",
+                                               syntax="proto3")
+    F = descriptor_pb2.FieldDescriptorProto
+
+    def message(name, fields):
+        m = proto.message_type.add(name=name)
+        for number, (field, kind, label, type_name) in enumerate(fields, 1):
+            if field is None:
+                continue
+            m.field.add(name=field, number=number, type=kind, label=label, type_name=type_name)
+
+    optional, repeated = F.LABEL_OPTIONAL, F.LABEL_REPEATED
+    message("Input", [("path", F.TYPE_STRING, optional, None), ("digest", F.TYPE_BYTES, optional, None)])
+    message("WorkRequest", [
+        ("arguments", F.TYPE_STRING, repeated, None),
+        ("inputs", F.TYPE_MESSAGE, repeated, ".blaze.worker.Input"),
+        ("request_id", F.TYPE_INT32, optional, None),
+        ("cancel", F.TYPE_BOOL, optional, None),
+        ("verbosity", F.TYPE_INT32, optional, None),
+        ("sandbox_dir", F.TYPE_STRING, optional, None),
+    ])
+    message("WorkResponse", [
+        ("exit_code", F.TYPE_INT32, optional, None),
+        ("output", F.TYPE_STRING, optional, None),
+        ("request_id", F.TYPE_INT32, optional, None),
+        ("was_cancelled", F.TYPE_BOOL, optional, None),
+    ])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"blaze.worker.{name}"))
+            for name in ("WorkRequest", "WorkResponse")}
+
+
+MESSAGES = _messages()
+
+
+def _delimited(message):
+    """What Java's writeDelimitedTo writes: the size as a varint, then the message."""
+    body = message.SerializeToString()
+    return work_protocol._encode_varint(len(body)) + body
+
+
+def _bazel_request(arguments, request_id, **more):
+    request = MESSAGES["WorkRequest"](arguments=arguments, request_id=request_id, **more)
+    request.inputs.add(path="exporter/main.py", digest=b"\x01\x02" * 16)
+    return _delimited(request)
+
+
+def test_requests_decode_as_protobuf_encodes_them():
+    stream = _bazel_request(["@bazel-out/k8-fastbuild/bin/a.params"], 7, verbosity=10, sandbox_dir="sb") + \
+        _bazel_request(["--flag", "@é.params"], 0)
+    reader = work_protocol.Reader()
+    requests = reader.feed(stream)
+    assert reader.protocol == work_protocol.PROTO
+    assert requests == [{"arguments": ["@bazel-out/k8-fastbuild/bin/a.params"], "requestId": 7},
+                        {"arguments": ["--flag", "@é.params"], "requestId": 0}]
+
+
+@pytest.mark.parametrize("response", [
+    {"exitCode": 0, "output": "", "requestId": 3},
+    {"exitCode": 1, "output": "ERROR: //zoo:m: ünïcode\n(full output: x.log)\n", "requestId": 12345},
+    {"exitCode": -1, "output": "x" * 300, "requestId": 0},
+])
+def test_responses_parse_with_protobuf(response):
+    data = work_protocol.encode_response(response, work_protocol.PROTO)
+    size, start = work_protocol._varint(data, 0)
+    assert start + size == len(data)
+    parsed = MESSAGES["WorkResponse"].FromString(data[start:])
+    assert (parsed.exit_code, parsed.output, parsed.request_id) == (
+        response["exitCode"], response["output"], response["requestId"])
+    assert work_protocol.decode_responses(data, work_protocol.PROTO) == ([response], b"")
+
+
+def test_encoded_requests_are_protobuf_s():
+    request = {"arguments": ["@x.params"], "requestId": 300}
+    assert work_protocol.encode_request(request) == _delimited(MESSAGES["WorkRequest"](arguments=["@x.params"],
+                                                                                      request_id=300))
+
+
+def test_requests_split_anywhere_wait_for_their_last_byte():
+    stream = b"".join(_bazel_request([f"@{i}.params"], i) for i in range(1, 4))
+    reader = work_protocol.Reader()
+    seen = []
+    for i in range(len(stream)):
+        seen += reader.feed(stream[i:i + 1])
+    assert [r["requestId"] for r in seen] == [1, 2, 3]
+    assert reader.undecoded() == b""
+
+
+@pytest.mark.parametrize("argument_length", [32, 34, 10, 40])
+def test_a_123_byte_protobuf_request_is_not_taken_for_json(argument_length):
+    """Its length prefix is "{"; its first argument's length may be " ", '"' or a newline."""
+    # Each argument takes a tag and a length byte, request_id a tag and its value: 123 in all.
+    arguments = ["@" + "p" * (argument_length - 1), "a" * (123 - 6 - argument_length)]
+    data = _delimited(MESSAGES["WorkRequest"](arguments=arguments, request_id=5))
+    assert data[:1] == b"{" and data[2] == argument_length, data[:3]
+    reader = work_protocol.Reader()
+    requests = []
+    for i in range(len(data)):
+        requests += reader.feed(data[i:i + 1])
+    assert reader.protocol == work_protocol.PROTO
+    assert requests == [{"arguments": arguments, "requestId": 5}]
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"arguments": ["@a.params"], "requestId": 1}),
+    json.dumps({"arguments": ["@a.params"], "requestId": 1}, indent=2),
+    json.dumps({"arguments": ["@a.params"], "requestId": 1}, separators=(",", ":")),
+])
+def test_json_requests_without_newlines_are_read_as_json(text):
+    reader = work_protocol.Reader()
+    data = (text + text).encode()
+    requests = []
+    for i in range(0, len(data), 5):
+        requests += reader.feed(data[i:i + 5])
+    assert reader.protocol == work_protocol.JSON
+    assert requests == [{"arguments": ["@a.params"], "requestId": 1}] * 2
+    line = work_protocol.encode_response({"exitCode": 0, "output": "", "requestId": 1}, work_protocol.JSON)
+    assert json.loads(line) == {"exitCode": 0, "output": "", "requestId": 1} and line.endswith(b"\n")
+
+
+@pytest.mark.parametrize("protocol", [work_protocol.PROTO, work_protocol.JSON])
+def test_pending_requests_survive_a_restart(protocol):
+    """A restarting worker re-encodes the requests it had read (worker.py _restart)."""
+    first = {"arguments": ["@1.params"], "requestId": 1}
+    second = {"arguments": ["@2.params"], "requestId": 2}
+    encode = (lambda r: json.dumps(r).encode()) if protocol == work_protocol.JSON else work_protocol.encode_request
+    reader = work_protocol.Reader()
+    data = encode(first) + encode(second)
+    assert reader.feed(data[:-3]) == [first]
+    pending = b"".join(reader.encode(r) for r in [first]) + reader.undecoded()
+    again = work_protocol.Reader(pending, reader.protocol)
+    assert again.feed(data[-3:]) == [first, second]

@@ -1,0 +1,316 @@
+"""The persistent worker, driven as Bazel 4.2.3 drives it: over protobuf, its default protocol (and
+over JSON, the other one)."""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from runfiles import Runfiles
+
+from exporter.driver import work_protocol
+
+MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
+
+MODELS = textwrap.dedent(
+    """
+    import os, signal, sys
+    import torch
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x))
+
+    def polluter():
+        # Global state that must not leak into later requests.
+        torch.set_default_dtype(torch.float64)
+        torch.library.define("leaky::op", "(Tensor x) -> Tensor")
+        return Tiny()
+
+    def checker():
+        assert torch.get_default_dtype() == torch.float32, "default dtype leaked"
+        assert not hasattr(torch.ops.leaky, "op"), "custom op leaked"
+        assert "zoo.slow" not in sys.modules, "module leaked"
+        return Tiny()
+
+    def parallel():
+        # Large enough for torch to use its OpenMP pool, which hangs in a child forked from a
+        # parent that had started that pool.
+        big = torch.randn(2048, 2048)
+        (big @ big).clone().sum()
+        return Tiny()
+
+    def segfault():
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    def exits():
+        sys.exit(3)
+
+    def hard_exit():
+        os._exit(7)
+    """
+)
+
+SLOW = "import time\ntime.sleep(30)\nfrom zoo.models import Tiny\n"
+
+SPEC = {
+    "inputs": [{"name": "x", "value": {"tensor": {"shape": ["batch", 4], "dtype": "float32"}}}],
+    "dims": {"batch": {"min": 1, "max": 8, "example": 2}},
+}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("work")
+    (tmp_path / "zoo").mkdir()
+    (tmp_path / "zoo" / "__init__.py").write_text("")
+    (tmp_path / "zoo" / "models.py").write_text(MODELS)
+    (tmp_path / "zoo" / "slow.py").write_text(SLOW)
+    (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    yield tmp_path
+    os.chdir(old)
+
+
+def params_for(name, entry):
+    """Writes a config and params file for exporting `entry`; returns the params argument."""
+    config = {
+        "label": f"//zoo:{name}",
+        "identity": "identity.txt",
+        "model": {"label": "//zoo:model", "entry": entry, "init_args": {},
+                  "srcs": ["zoo/models.py"], "import_roots": ["."]},
+        "spec_label": "//zoo:spec",
+        "spec": SPEC,
+        "outputs": {"pt2": f"{name}.pt2", "manifest": f"{name}.pt2.json"},
+    }
+    with open(f"{name}.json", "w") as f:
+        json.dump(config, f)
+    with open(f"{name}.params", "w") as f:
+        f.write(f"export\n{name}.json\n")
+    return f"@{name}.params"
+
+
+class Worker:
+    """A worker process, spoken to as Bazel 4.2.3 does: protobuf messages, or JSON objects
+    without trailing newlines."""
+
+    def __init__(self, main=MAIN, protocol=work_protocol.PROTO):
+        self.proc = subprocess.Popen(
+            [sys.executable, main, "--warm=lower", "--persistent_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        self.next_id = 0
+        self.protocol = protocol
+        self.received = b""  # bytes of a response not yet complete
+        self.responses = []  # complete responses not yet received
+
+    def send(self, params):
+        self.next_id += 1
+        request = {"arguments": [params], "requestId": self.next_id}
+        if self.protocol == work_protocol.JSON:
+            self.proc.stdin.write(json.dumps(dict(request, inputs=[])).encode())  # no newline
+        else:
+            self.proc.stdin.write(work_protocol.encode_request(request))
+        self.proc.stdin.flush()
+        return self.next_id
+
+    def receive(self, timeout=240):
+        deadline = time.monotonic() + timeout
+        while not self.responses:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0, deadline - time.monotonic()))
+            assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            assert chunk, "the worker closed its output"
+            responses, self.received = work_protocol.decode_responses(self.received + chunk, self.protocol)
+            self.responses += responses
+        return self.responses.pop(0)
+
+    def request(self, params):
+        request_id = self.send(params)
+        response = self.receive()
+        assert response["requestId"] == request_id
+        return response
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def worker(workdir):
+    """One worker for the module: sharing it is itself a test of request isolation."""
+    w = Worker()
+    yield w
+    if w.proc.poll() is None:
+        w.close()
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def children_of(pid):
+    """The worker's forked children: processes whose parent it is and whose command line is its
+    own (a fork, not a helper program that a library runs for a moment)."""
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [child for child in found.split() if _cmdline(child) == _cmdline(pid)]
+
+
+def is_running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def one_shot(params):
+    return subprocess.run([sys.executable, MAIN, params], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=600)
+
+
+def test_worker_and_one_shot_write_identical_bytes(worker, workdir):
+    assert worker.request(params_for("same", "zoo.models:Tiny"))["exitCode"] == 0
+    from_worker = (workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes()
+    assert one_shot(params_for("same", "zoo.models:Tiny")).returncode == 0
+    assert from_worker == ((workdir / "same.pt2").read_bytes(), (workdir / "same.pt2.json").read_bytes())
+
+
+def test_children_run_parallel_torch_code(worker):
+    response = worker.request(params_for("parallel", "zoo.models:parallel"))
+    assert response["exitCode"] == 0, response["output"]
+
+
+def test_global_state_does_not_leak_between_requests(worker):
+    assert worker.request(params_for("p", "zoo.models:polluter"))["exitCode"] == 0
+    response = worker.request(params_for("c", "zoo.models:checker"))
+    assert response["exitCode"] == 0, response["output"]
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [("zoo.models:segfault", "SIGSEGV"), ("zoo.models:hard_exit", "status 7"), ("zoo.models:exits", "SystemExit")],
+)
+def test_a_crashing_model_fails_only_its_own_target(worker, workdir, entry, needle):
+    response = worker.request(params_for("crash", entry))
+    assert response["exitCode"] == 1
+    assert response["output"].startswith("ERROR: //zoo:crash: ")
+    assert needle in response["output"]
+    if needle != "SystemExit":  # a crash of the process: the hint names the one-shot strategy for
+        # this action's mnemonic (actions/configs.py)
+        assert "--strategy=TorchExport=sandboxed`" in response["output"]
+    assert not (workdir / "crash.pt2").exists()
+    assert worker.request(params_for("after", "zoo.models:Tiny"))["exitCode"] == 0
+
+
+def test_killed_worker_leaves_no_output_and_a_new_worker_succeeds(workdir):
+    killed = Worker()
+    params = params_for("victim", "zoo.slow:Tiny")
+    killed.send(params)
+    deadline = time.monotonic() + 300
+    while not children_of(killed.proc.pid):  # wait for the forked child running the model
+        assert time.monotonic() < deadline, "the worker never forked a child"
+        time.sleep(0.2)
+    (child,) = children_of(killed.proc.pid)
+    killed.proc.send_signal(signal.SIGKILL)
+    killed.proc.wait(timeout=30)
+    time.sleep(2)
+    assert not (workdir / "victim.pt2").exists()
+    # The child died with its parent (it would otherwise be re-parented and keep running).
+    assert not is_running(child)
+    (workdir / "zoo" / "slow.py").write_text("from zoo.models import Tiny\n")
+    retry = Worker()
+    try:
+        assert retry.request(params)["exitCode"] == 0
+        assert (workdir / "victim.pt2").exists()
+    finally:
+        retry.close()
+
+
+def test_memory_stays_bounded_over_50_requests(worker):
+    worker.request(params_for("warm", "zoo.models:Tiny"))
+    before = worker.rss_kib()
+    for i in range(50):
+        assert worker.request(params_for(f"m{i % 2}", "zoo.models:Tiny"))["exitCode"] == 0
+    growth_mib = (worker.rss_kib() - before) / 1024
+    print(f"worker RSS growth over 50 requests: {growth_mib:.1f} MiB (from {before / 1024:.0f} MiB)")
+    assert growth_mib < 32
+
+
+def test_edited_exporter_code_is_not_served_stale(workdir):
+    """Bazel 4.2.3 reuses a worker after its tool files change; the worker must notice."""
+    copy = workdir / "exporter_copy"
+    shutil.copytree(os.path.dirname(MAIN), copy / "exporter")
+    w = Worker(main=str(copy / "exporter" / "main.py"))
+    try:
+        assert w.request(params_for("before_edit", "zoo.models:Tiny"))["exitCode"] == 0
+        export_py = copy / "exporter" / "actions" / "export.py"
+        export_py.write_text(export_py.read_text().replace(
+            '"format": "rules_torch_export/pt2-manifest/1"', '"format": "edited"'))
+        # Two requests at once: both reach the restarted worker, which runs the edited code.
+        first = w.send(params_for("after_edit", "zoo.models:Tiny"))
+        second = w.send(params_for("after_edit2", "zoo.models:Tiny"))
+        responses = {r["requestId"]: r for r in (w.receive(), w.receive())}
+        assert sorted(responses) == [first, second]
+        assert all(r["exitCode"] == 0 for r in responses.values()), responses
+        for name in ("after_edit", "after_edit2"):
+            assert json.loads((workdir / f"{name}.pt2.json").read_text())["format"] == "edited"
+        assert w.proc.poll() is None, "the worker restarts in place; Bazel keeps talking to it"
+    finally:
+        if w.proc.poll() is None:
+            w.close()
+
+
+def test_concurrent_requests_each_get_their_own_answer(worker, workdir):
+    """Bazel multiplexes concurrent actions into one worker: a slow request must not hold up a
+    fast one, a crash must fail only its own request, and each answer carries its requestId."""
+    (workdir / "zoo" / "sleepy.py").write_text("import time\ntime.sleep(20)\nfrom zoo.models import Tiny\n")
+    slow = worker.send(params_for("sleepy", "zoo.sleepy:Tiny"))
+    crash = worker.send(params_for("crash2", "zoo.models:segfault"))
+    fast = worker.send(params_for("fast", "zoo.models:Tiny"))
+    order = [worker.receive() for _ in range(3)]
+    by_id = {r["requestId"]: r for r in order}
+    assert order[-1]["requestId"] == slow, [r["requestId"] for r in order]
+    assert by_id[fast]["exitCode"] == 0 and by_id[slow]["exitCode"] == 0, by_id
+    assert by_id[crash]["exitCode"] == 1 and "SIGSEGV" in by_id[crash]["output"]
+    assert (workdir / "fast.pt2").exists() and (workdir / "sleepy.pt2").exists()
+
+
+def test_the_json_protocol_gives_the_same_answers(workdir):
+    """A toolchain may ask Bazel for JSON (requires-worker-protocol=json): the worker tells it
+    from the first request and answers in JSON lines, with the same bytes and isolation."""
+    w = Worker(protocol=work_protocol.JSON)
+    try:
+        assert w.request(params_for("json_same", "zoo.models:Tiny"))["exitCode"] == 0
+        from_worker = (workdir / "json_same.pt2").read_bytes()
+        assert one_shot(params_for("json_same", "zoo.models:Tiny")).returncode == 0
+        assert from_worker == (workdir / "json_same.pt2").read_bytes()
+        crash = w.send(params_for("json_crash", "zoo.models:segfault"))
+        fine = w.send(params_for("json_fine", "zoo.models:Tiny"))
+        by_id = {r["requestId"]: r for r in (w.receive(), w.receive())}
+        assert by_id[crash]["exitCode"] == 1 and "SIGSEGV" in by_id[crash]["output"]
+        assert by_id[fine]["exitCode"] == 0, by_id[fine]["output"]
+    finally:
+        w.close()

@@ -1,0 +1,214 @@
+"""Summarises a .pte without running it: methods, operators, delegates, sizes, planned memory.
+
+    python -m exporter.formats.pte_inspect model.pte [--json]
+    bazel run //models:resnet_pte.inspect [-- --json]
+
+It reads the flatbuffer through ExecuTorch's own schema (see pte_schema.py; program_summary.py
+says why not through ExecuTorch's reader), and the extended header that ExecuTorch writes after
+the flatbuffer's first 8 bytes: the segment table.
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+
+from exporter.core import dtypes
+from exporter.formats import program_summary, pte_schema
+
+FORMAT = "rules_torch_export/pte-summary/1"
+
+_schema = None
+
+
+def _load_schema():
+    global _schema
+    if _schema is None:
+        _schema = pte_schema.Schema(pte_schema.executorch_schema_path())
+    return _schema
+
+
+def read_program(buf):
+    """The Program table of a .pte held in buf (pte_schema's view; see program_summary.py)."""
+    return pte_schema.read_root(_load_schema(), buf)
+
+
+def _extended_header(buf):
+    """(flatbuffer bytes, segment base offset) from the 'eh00' header, or (len, 0) without one."""
+    if bytes(buf[8:12]) != b"eh00":
+        return len(buf), 0
+    little = lambda a, b: int.from_bytes(buf[a:b], "little")  # noqa: E731
+    return little(16, 24), little(24, 32)
+
+
+def _segment_roles(program, methods_delegates):
+    """What each segment holds: constants, a method's delegate, named data or mutable data."""
+    roles = collections.defaultdict(list)
+    constant = program.constant_segment
+    if constant is not None and len(program.segments):
+        roles[constant.segment_index].append("constants")
+    for method, delegate_id, processed in methods_delegates:
+        if processed.location == "SEGMENT":
+            roles[processed.index].append(f"delegate {delegate_id} ({method})")
+    for entry in program.named_data:
+        roles[entry.segment_index].append("named data")
+    for mutable in program.mutable_data_segments:
+        roles[mutable.segment_index].append("mutable data")
+    return roles
+
+
+def summarize_bytes(buf):
+    """The summary of a .pte held in `buf`, as a JSON-ready dict."""
+    program = read_program(buf)
+    flatbuffer_bytes, segment_base = _extended_header(buf)
+    plans = list(program.execution_plan)
+    methods = program_summary.methods(program)
+    delegate_refs = [(p.name, d.id, d.processed) for p in plans for d in p.delegates]
+    roles = _segment_roles(program, delegate_refs)
+    segments = [
+        {"index": i, "offset": segment_base + s.offset, "bytes": s.size,
+         "holds": sorted(set(roles.get(i, [])))}
+        for i, s in enumerate(program.segments)
+    ]
+    constant = program.constant_segment
+    if constant is not None and len(constant.offsets) > 1 and len(program.segments):
+        constants = {"location": "segment", "tensors": len(constant.offsets) - 1,
+                     "bytes": program.segments[constant.segment_index].size}
+    else:  # Older programs keep constants inline; buffer 0 is a reserved empty entry.
+        buffers = list(program.constant_buffer)
+        constants = {"location": "inline", "tensors": max(len(buffers) - 1, 0),
+                     "bytes": sum(len(b.storage) for b in buffers)}
+    named = collections.Counter(e.segment_index for e in program.named_data)
+    return {
+        "format": FORMAT,
+        "file_bytes": len(buf),
+        "program_version": program.version,
+        "flatbuffer_bytes": flatbuffer_bytes,
+        "methods": methods,
+        "constant_methods": program_summary.constants(program),
+        "constants": constants,
+        "named_data": {"entries": sum(named.values()),
+                       "bytes": sum(program.segments[i].size for i in named)},
+        "segments": segments,
+    }
+
+
+def _ptd_schema_path():
+    """flat_tensor.fbs (the .ptd schema) beside the installed executorch's program.fbs."""
+    program_fbs = pte_schema.executorch_schema_path()
+    root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
+    return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
+
+
+def summarize_ptd(path):
+    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf)
+    segments = list(root.segments)
+    tensors = []
+    for entry in root.named_data:
+        layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
+        tensors.append({
+            "key": entry.key,
+            "bytes": segments[entry.segment_index].size,
+            "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
+            "sizes": list(layout.sizes) if layout else None,
+        })
+    return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}
+
+
+def format_ptd(summary, name):
+    """A .ptd summary as the text that `pte_inspect` prints."""
+    lines = [f"{name}: {fmt_bytes(summary['file_bytes'])}, {len(summary['tensors'])} named tensors, "
+             f"{fmt_bytes(summary['bytes'])}"]
+    for t in summary["tensors"]:
+        layout = f"{t['dtype']}[{', '.join(map(str, t['sizes']))}]" if t["dtype"] else "(no layout)"
+        lines.append(f"  {t['key']}  {layout}  {fmt_bytes(t['bytes'])}")
+    return "\n".join(lines) + "\n"
+
+
+def summarize(path):
+    with open(path, "rb") as f:
+        return summarize_bytes(f.read())
+
+
+def fmt_bytes(n):
+    """'46,741,664 bytes (44.6 MiB)'."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n:,} bytes ({n / scale:.1f} {unit})"
+    return f"{n:,} bytes"
+
+
+def format_value(v):
+    if v["type"] != "tensor":
+        return v["type"]
+    dynamic = "" if v["dynamism"] == "static" else f"  ({v['dynamism'].replace('_', ' ')}: sizes are upper bounds)"
+    return f"tensor {v['dtype']}[{', '.join(map(str, v['sizes']))}]{dynamic}"
+
+
+def format_text(summary, name):
+    """The summary as the human-readable text that `pte_inspect` prints."""
+    lines = [f"{name}: {fmt_bytes(summary['file_bytes'])}, program version {summary['program_version']}",
+             f"flatbuffer {fmt_bytes(summary['flatbuffer_bytes'])}"]
+    for method, m in summary["methods"].items():
+        lines += ["", f"method {method}: {m['instructions']} instructions"]
+        for kind in ("inputs", "outputs"):
+            lines.append(f"  {kind}")
+            lines += [f"    {i}: {format_value(v)}" for i, v in enumerate(m[kind])] or ["    (none)"]
+        calls = sum(m["operators"].values())
+        lines.append(f"  operators: {len(m['operators'])} kinds, {calls} calls outside delegates")
+        lines += [f"    {count:5d}  {op}" for op, count in m["operators"].items()]
+        lines.append(f"  delegates: {sum(d['count'] for d in m['delegates'].values())}")
+        lines += [f"    {d['count']:5d}  {i}  {fmt_bytes(d['bytes'])}" for i, d in m["delegates"].items()]
+        planned = m["planned_memory"]
+        lines.append(f"  planned memory: {fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
+    for method, value in summary["constant_methods"].items():  # metadata and the input schema
+        lines += ["", f"constant method {method}: {value!r}"]
+    c = summary["constants"]
+    lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {fmt_bytes(c['bytes'])}",
+              f"named data: {summary['named_data']['entries']} entries, {fmt_bytes(summary['named_data']['bytes'])}",
+              f"segments: {len(summary['segments'])}, "
+              f"{fmt_bytes(sum(s['bytes'] for s in summary['segments']))}"]
+    # Named-data segments (a delegate's weights, one per tensor) are many; they are totalled above.
+    lines += [f"  {s['index']:3d}  {fmt_bytes(s['bytes'])}  {', '.join(s['holds']) or '(unreferenced)'}"
+              for s in summary["segments"] if s["holds"] != ["named data"]]
+    return "\n".join(lines) + "\n"
+
+
+def _resolve(path):
+    """Paths given to `bazel run` are relative to where the user ran bazel."""
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="pte_inspect", description=__doc__.splitlines()[0])
+    parser.add_argument("pte", nargs="+", help="a .pte or .ptd file (other files are ignored, "
+                        "so a target's $(rootpaths) can be passed as is)")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args(argv)
+    paths = [_resolve(p) for p in args.pte if p.endswith((".pte", ".ptd"))]
+    if not paths:
+        print(f"pte_inspect: no .pte or .ptd file among {args.pte}", file=sys.stderr)
+        return 2
+    for path in paths:
+        ptd = path.endswith(".ptd")
+        try:
+            summary = summarize_ptd(path) if ptd else summarize(path)
+        except Exception as e:  # a truncated or foreign file fails in many ways; say so in one line
+            print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(summary, indent=2, sort_keys=True))
+        else:
+            text = format_ptd if ptd else format_text
+            sys.stdout.write(text(summary, os.path.basename(path)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

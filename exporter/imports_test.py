@@ -1,0 +1,229 @@
+"""The exporter's layers, as the code has them: which package may import which (each package's
+__init__ says it), no import cycle between modules (lazy in-function imports included), no check
+imported by the toolchain's sources, and docs/architecture.md's diagram equal to the graph."""
+
+import ast
+import os
+import re
+
+from runfiles import Runfiles
+
+RUNFILES = Runfiles.Create()
+ROOT = os.path.dirname(RUNFILES.Rlocation("rules_torch_export/exporter/main.py"))
+
+# package -> the packages its modules may import besides their own ("" is exporter/ itself:
+# main.py and __init__.py). tests holds fixtures, which may use anything.
+MAY_IMPORT = {
+    "": {"driver", "actions", "core"},
+    "driver": {"actions", "core", "formats"},
+    "actions": {"core", "formats"},
+    "checks": {"actions", "core", "formats"},
+    "formats": {"core"},
+    "core": set(),
+}
+# The packages in the toolchain's sources (//exporter:exporter_srcs): all but checks.
+TOOLCHAIN = ("", "actions", "core", "driver", "formats")
+
+
+def modules():
+    """{"core.shape_spec": path, "main": path, ...}: every module of the exporter but tests."""
+    found = {}
+    for package in MAY_IMPORT:
+        folder = os.path.join(ROOT, package)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py") and not name.endswith("_test.py"):
+                module = name[:-3] if name != "__init__.py" else ""
+                found[".".join(p for p in (package, module) if p) or "__init__"] = os.path.join(folder, name)
+    return found
+
+
+def package_of(module):
+    return module.split(".")[0] if "." in module or module in MAY_IMPORT else ""
+
+
+def _imported(path):
+    """The exporter modules (as in modules()) that the file at path imports, anywhere in it."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    found = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "exporter":
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            if name.startswith("exporter."):
+                found.add(name[len("exporter."):])
+    return found
+
+
+def import_graph():
+    """{module: sorted modules it imports}; importing a package counts as importing its __init__."""
+    known = modules()
+    graph = {}
+    for module, path in known.items():
+        targets = set()
+        for name in _imported(path):
+            if name in known:
+                targets.add(name)
+        graph[module] = sorted(t for t in targets if t != module)
+    return graph
+
+
+def find_cycle(graph):
+    """A list of modules that import one another in a circle, or None."""
+    state, stack = {}, []
+
+    def visit(module):
+        state[module] = "open"
+        stack.append(module)
+        for dep in graph[module]:
+            if state.get(dep) == "open":
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state:
+                cycle = visit(dep)
+                if cycle:
+                    return cycle
+        state[module] = "done"
+        stack.pop()
+        return None
+
+    for module in graph:
+        if module not in state:
+            cycle = visit(module)
+            if cycle:
+                return cycle
+    return None
+
+
+def package_graph(graph):
+    """{package: {imported package: sorted importing modules}} between different packages."""
+    found = {package: {} for package in MAY_IMPORT}
+    for module, targets in graph.items():
+        for target in targets:
+            source, dest = package_of(module), package_of(target)
+            if source != dest:
+                found[source].setdefault(dest, set()).add(module.split(".")[-1])
+    return {p: {d: sorted(m) for d, m in sorted(t.items())} for p, t in found.items()}
+
+
+def test_no_import_cycle():
+    graph = import_graph()
+    assert "driver.request" in graph["driver.cli"] and "driver.request" in graph["driver.worker_child"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_find_cycle_finds_one():
+    assert find_cycle({"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": ["b"], "b": []}) is None
+
+
+def layer_violations(graph):
+    """["actions.x imports checks.y", ...]: imports that MAY_IMPORT does not allow."""
+    return [f"{module} imports {target}" for module, targets in sorted(graph.items()) for target in targets
+            if package_of(target) != package_of(module) and package_of(target) not in MAY_IMPORT[package_of(module)]]
+
+
+def test_every_package_imports_only_what_its_layer_may():
+    assert layer_violations(import_graph()) == []
+
+
+def test_nothing_outside_checks_imports_a_check():
+    importers = [m for m, targets in import_graph().items()
+                 if package_of(m) != "checks" and any(package_of(t) == "checks" for t in targets)]
+    assert importers == []
+
+
+def test_the_layer_check_catches_upward_imports():
+    graph = {"actions.lower": ["checks.numerics", "core.kernels"], "core.kernels": ["actions.configs"],
+             "checks.numerics": ["actions.lower"], "main": ["driver.cli"], "driver.cli": []}
+    assert layer_violations(graph) == ["actions.lower imports checks.numerics", "core.kernels imports actions.configs"]
+
+
+def test_each_package_init_says_what_it_may_import():
+    for package in MAY_IMPORT:
+        if not package:
+            continue
+        with open(os.path.join(ROOT, package, "__init__.py"), encoding="utf-8") as f:
+            doc = ast.get_docstring(ast.parse(f.read()))
+        allowed = sorted(MAY_IMPORT[package])
+        sentence = re.search(r"May import ([^;.]*)[;.]", doc)
+        assert sentence, f"exporter/{package}/__init__.py: its docstring says nothing of what it may import"
+        named = set(re.findall(r"\b(driver|actions|checks|formats|core)\b", sentence.group(1)))
+        assert named - {package} == set(allowed), (package, sentence.group(0))
+
+
+def test_the_toolchain_sources_are_every_package_but_checks():
+    from exporter.driver import worker
+
+    assert worker.SOURCE_FOLDERS == TOOLCHAIN
+    with open(os.path.join(ROOT, "BUILD"), encoding="utf-8") as f:
+        build = f.read()
+    block = build[build.index('name = "exporter_srcs"'):build.index("py_library(")]
+    listed = set(re.findall(r'"//exporter/(\w+):srcs"', block))
+    assert listed == {p for p in TOOLCHAIN if p}
+    assert "checks" not in block and "exclude" not in block
+
+
+def test_every_action_and_what_it_imports_is_in_the_toolchain_sources():
+    from exporter.actions import configs
+
+    graph = import_graph()
+    for action in configs.ACTIONS.values():
+        start = action.module[len("exporter."):]
+        assert package_of(start) == "actions", action
+        seen, todo = set(), [start]
+        while todo:
+            module = todo.pop()
+            if module not in seen:
+                seen.add(module)
+                todo += graph[module]
+        outside = sorted(m for m in seen if package_of(m) not in TOOLCHAIN)
+        assert not outside, f"{action.command} imports {outside}"
+
+
+def test_no_forced_import_aliases():
+    aliased = []
+    for module, path in modules().items():
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("exporter"):
+                aliased += [f"{module}: {a.name} as {a.asname}" for a in node.names if a.asname]
+    assert aliased == []
+
+
+# The diagram in docs/architecture.md, between these lines.
+BEGIN = "<!-- package graph: generated from the code, checked by //exporter:imports_test -->"
+END = "<!-- end of package graph -->"
+
+
+def diagram():
+    """The Mermaid diagram of the packages, their modules and the imports between them."""
+    graph = import_graph()
+    by_package = {}
+    for module in graph:
+        by_package.setdefault(package_of(module), []).append(module.split(".")[-1])
+    lines = ["```mermaid", "graph TD"]
+    for package in MAY_IMPORT:
+        if not package:
+            continue
+        names = ", ".join(m for m in by_package[package] if m != package)
+        lines.append(f'  {package}["<b>{package}</b><br/>{names}"]')
+    for package, targets in package_graph(graph).items():
+        for target, importers in targets.items():
+            if package and target:
+                lines.append(f"  {package} -->|{', '.join(importers)}| {target}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def test_the_documented_diagram_is_the_code_s():
+    with open(RUNFILES.Rlocation("rules_torch_export/docs/architecture.md"), encoding="utf-8") as f:
+        text = f.read()
+    assert BEGIN in text and END in text, f"docs/architecture.md lost its markers: {BEGIN} ... {END}"
+    documented = text[text.index(BEGIN) + len(BEGIN):text.index(END)].strip()
+    assert documented == diagram(), (
+        "docs/architecture.md's package graph is not the code's; replace the block between its markers "
+        "with:\n" + diagram())
