@@ -23,7 +23,7 @@ ShapeSpecInfo = provider(
     doc = "A checked shape spec: the inputs and dims torch.export traces with.",
     fields = {
         "label": "Label of the shape_spec target.",
-        "spec": "dict in the exporter's spec format (see exporter/spec.py), examples filled in.",
+        "spec": "dict in the exporter's spec format (see exporter/core/shape_spec.py), examples filled in.",
     },
 )
 
@@ -91,7 +91,7 @@ ModelBundleInfo = provider(
 GoldenUpdateInfo = provider(
     doc = "Goldens that a `bazel run` target rewrites (graph_snapshot_test, graph_snapshot_updates).",
     fields = {
-        "configs": "depset of Files: the JSON configs that exporter/golden.py reads, one per golden.",
+        "configs": "depset of Files: the JSON configs that exporter/checks/golden.py reads, one per golden.",
         "runfiles": "runfiles: everything those configs name (programs, the configs themselves).",
     },
 )

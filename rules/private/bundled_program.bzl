@@ -79,7 +79,6 @@ def _bundled_program_impl(ctx):
     log = run_exporter(
         ctx,
         command = "bundled_program",
-        mnemonic = "BundledProgram",
         progress_message = "Bundling {} ({} with {} test cases, {} reference)".format(
             ctx.label,
             program.label,
@@ -96,8 +95,6 @@ def _bundled_program_impl(ctx):
         },
         inputs = depset(inputs, transitive = [model_files]),
         outputs = {"bpte": bpte, "manifest": manifest},
-        # One-shot: a zoo has few bundles, and a worker would keep torch in memory for them.
-        worker = False,
     )
     files = [bpte, manifest]
     return [

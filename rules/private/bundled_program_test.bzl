@@ -21,7 +21,7 @@ def _bundled_check_config_impl(ctx):
 
 _bundled_check_config = rule(
     implementation = _bundled_check_config_impl,
-    doc = "Writes the JSON config that exporter/bundled_check.py reads (set up by bundled_program_test).",
+    doc = "Writes the JSON config that exporter/checks/bundled_cases.py reads (set up by bundled_program_test).",
     attrs = config_test_attrs({
         "bundle": attr.label(mandatory = True, providers = [BundledProgramInfo], doc = "The bundled_program to run."),
     }, TOLERANCE_ATTRS),

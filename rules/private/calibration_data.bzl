@@ -29,7 +29,6 @@ def _calibration_data_impl(ctx):
     log = run_exporter(
         ctx,
         command = "calibrate",
-        mnemonic = "CalibrationData",
         progress_message = "Making calibration batches {}".format(ctx.label),
         config = {
             "spec_label": str(spec.label),
@@ -42,7 +41,6 @@ def _calibration_data_impl(ctx):
         },
         inputs = depset(files + ctx.files.data, transitive = [srcs]),
         outputs = {"batches": batches, "manifest": manifest},
-        worker = False,  # a few per build, and light
     )
     return [
         calibration_data_info(label = ctx.label, spec = spec, batches = batches, manifest = manifest),

@@ -12,7 +12,7 @@ BACKENDS = ["xnnpack"]
 WEIGHTS = ["inline", "external"]
 
 # Kernel libraries whose lists the installed ExecuTorch ships (kernels = "portable", ...);
-# exporter/kernels.py's BUILTIN is the same list (//tests/starlark:parity_test checks it).
+# exporter/core/kernels.py's BUILTIN is the same list (//tests/starlark:parity_test checks it).
 KERNEL_LIBRARIES = ["portable", "optimized", "quantized"]
 
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
@@ -52,7 +52,7 @@ def _metadata(ctx, where, methods):
     return metadata
 
 def _kernels_config(ctx, where):
-    """The "kernels" list of the lowering's config (exporter/kernels.py), and its files.
+    """The "kernels" list of the lowering's config (exporter/core/kernels.py), and its files.
 
     Built-in libraries come with the toolchain's files for them, then the kernel list YAMLs
     that the target names.
@@ -121,7 +121,6 @@ def _executorch_program_impl(ctx):
     log = run_exporter(
         ctx,
         command = "lower",
-        mnemonic = "ExecuTorchLower",
         progress_message = "Lowering {} to ExecuTorch ({})".format(
             ctx.label,
             ", ".join(ctx.attr.backends) or "portable",
@@ -131,14 +130,13 @@ def _executorch_program_impl(ctx):
         outputs = outputs,
     )
 
-    # A separate action, so that only builds that ask for it lower again (exporter/etrecord.py).
+    # A separate action, so that only builds that ask for it lower again (exporter/actions/etrecord.py).
     etrecord = ctx.actions.declare_file(ctx.label.name + ".etrecord")
     run_exporter(
         ctx,
         command = "etrecord",
-        mnemonic = "ExecuTorchETRecord",
         progress_message = "Writing the ETRecord of {}".format(ctx.label),
-        # Without kernels: it lowers again and reads no kernel list (exporter/etrecord.py).
+        # Without kernels: it lowers again and reads no kernel list (exporter/actions/etrecord.py).
         config = dict({k: v for k, v in config.items() if k != "kernels"}, pte = pte.path),
         inputs = [m.pt2 for m in methods.values()] + [pte],
         outputs = {"etrecord": etrecord},

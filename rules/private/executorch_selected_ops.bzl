@@ -14,12 +14,10 @@ def _executorch_selected_ops_impl(ctx):
     run_exporter(
         ctx,
         command = "selected_ops",
-        mnemonic = "ExecuTorchSelectedOps",
         progress_message = "Merging the operator lists of {}".format(ctx.label),
         config = {"lists": [{"label": str(p.label), "file": p.selected_ops.path} for p in programs]},
         inputs = [p.selected_ops for p in programs],
         outputs = {"selected_ops": out, "manifest": manifest},
-        worker = False,
     )
     return [DefaultInfo(files = depset([out, manifest]), runfiles = ctx.runfiles(files = [out, manifest]))]
 

@@ -1,31 +1,38 @@
 """The one helper through which every rule runs the exporter."""
 
+load("//exporter:exporter_facts.bzl", "EXPORTER_ACTIONS", _MATH_ENV = "REPRODUCIBLE_MATH_ENV")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
 # Exporter actions need no network; the sandbox blocks it, so a model cannot download weights.
 _SANDBOX_REQUIREMENTS = {"block-network": ""}
 
-# The same floats on every x86-64 machine: ATen's AVX2 kernels and MKL's reproducible AVX2 path
-# (exporter/hermetic.py says why; //tests/starlark:parity_test keeps the two lists equal).
-REPRODUCIBLE_MATH_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT"}
+# The same floats on every x86-64 machine with AVX2: ATen's AVX2 kernels and MKL's reproducible
+# AVX2 path (exporter/core/determinism.py says why), as the exporter defines them.
+REPRODUCIBLE_MATH_ENV = _MATH_ENV
 
-def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, outputs, worker = True):
+def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     """Runs `exporter <command>` with a JSON config written for this action.
+
+    The action's mnemonic, and whether it may run in the persistent worker, come from the
+    exporter's registry of actions (exporter/actions/configs.py, generated into
+    //exporter:exporter_facts.bzl), so a rule names only its command.
 
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
-      command: "export", "lower" or "bundle" (exporter/configs.py has one config type each).
-      mnemonic: the action's mnemonic (TorchExport, ExecuTorchLower); tools rely on it.
+      command: one of the registry's commands: export, lower, etrecord, quantize, calibrate,
+        bundle, bundled_program, selected_ops.
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
       outputs: dict of role -> declared File (or directory).
-      worker: offer the persistent worker; False for light actions that need no warm torch.
 
     Returns:
       The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
       the traceback. Bazel keeps it after a failed action; the error message names it.
     """
+    if command not in EXPORTER_ACTIONS:
+        fail("run_exporter: {} is not an exporter command; the registry has {}".format(repr(command), sorted(EXPORTER_ACTIONS)))
+    action = EXPORTER_ACTIONS[command]
     toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
     config_file = ctx.actions.declare_file("{}.{}.config.json".format(ctx.label.name, command))
     log = ctx.actions.declare_file("{}.{}.log".format(ctx.label.name, command))
@@ -54,10 +61,10 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
             transitive = [depset(inputs) if type(inputs) == "list" else inputs],
         ),
         # Tools, not plain inputs: the exporter's own files. Bazel 4.2.3 still reuses a worker
-        # after they change, so exporter/worker.py checks its sources before each request.
+        # after they change, so exporter/driver/worker.py checks its sources before each request.
         tools = depset([toolchain.exporter_main], transitive = [toolchain.exporter_srcs]),
         outputs = outputs.values(),
-        mnemonic = mnemonic,
+        mnemonic = action["mnemonic"],
         progress_message = progress_message,
         env = dict(
             REPRODUCIBLE_MATH_ENV,
@@ -67,7 +74,7 @@ def run_exporter(ctx, *, command, mnemonic, progress_message, config, inputs, ou
         ),
         execution_requirements = dict(
             _SANDBOX_REQUIREMENTS,
-            **(toolchain.worker_requirements if worker else {})
+            **(toolchain.worker_requirements if action["worker"] else {})
         ),
     )
     return log

@@ -29,7 +29,7 @@ def _snapshot_config_impl(ctx):
 
 _snapshot_config = rule(
     implementation = _snapshot_config_impl,
-    doc = "Writes the JSON config that exporter/golden.py reads (set up by graph_snapshot_test).",
+    doc = "Writes the JSON config that exporter/checks/golden.py reads (set up by graph_snapshot_test).",
     attrs = config_test_attrs({
         "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),
         "program": attr.label(providers = [ExecuTorchProgramInfo], doc = "The executorch_program to snapshot."),

@@ -37,12 +37,10 @@ def _model_bundle_impl(ctx):
     log = run_exporter(
         ctx,
         command = "bundle",
-        mnemonic = "ModelBundle",
         progress_message = "Bundling {} ({} programs)".format(ctx.label, len(entries)),
         config = {"programs": [entries[label] for label in sorted(entries)]},
         inputs = inputs,
         outputs = {"bundle": directory},
-        worker = False,  # copying files needs no warm torch
     )
     return [
         model_bundle_info(label = ctx.label, directory = directory, programs = programs),

@@ -93,7 +93,7 @@ def _numerics_config_impl(ctx):
 
 _numerics_config = rule(
     implementation = _numerics_config_impl,
-    doc = "Writes the JSON config that exporter/numerics.py reads (set up by numerics_test).",
+    doc = "Writes the JSON config that exporter/checks/numerics.py reads (set up by numerics_test).",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to run."),
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),

@@ -69,7 +69,7 @@ def _budget_config_impl(ctx):
 
 _budget_config = rule(
     implementation = _budget_config_impl,
-    doc = "Checks a program_budget_test's limits and writes the JSON config exporter/budget.py reads.",
+    doc = "Checks a program_budget_test's limits and writes the JSON config exporter/checks/budget.py reads.",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
         "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),

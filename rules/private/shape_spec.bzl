@@ -2,7 +2,7 @@
 
 The macro turns the user's values into tagged JSON (tuples, lists, dicts with int keys and
 tensor()/dim() survive the trip); the rule checks it at analysis time and fills in every
-tracing size. exporter/spec.py documents the JSON that ShapeSpecInfo.spec carries.
+tracing size. exporter/core/shape_spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")

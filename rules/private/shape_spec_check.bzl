@@ -18,7 +18,7 @@ DTYPES = [
     "bool",
 ]
 
-# The hints shape_spec.bzl's AUTO, DYNAMIC and STATIC stand for; exporter/spec.py's HINTS is the
+# The hints shape_spec.bzl's AUTO, DYNAMIC and STATIC stand for; exporter/core/shape_spec.py's HINTS is the
 # same list (//tests/starlark:parity_test checks both).
 HINTS = ["AUTO", "DYNAMIC", "STATIC"]
 
@@ -214,7 +214,7 @@ def check_spec(raw, prefix):
       prefix: "shape_spec //pkg:name: ", the start of every failure message.
 
     Returns:
-      The spec in the format that exporter/spec.py documents.
+      The spec in the format that exporter/core/shape_spec.py documents.
     """
     dims_raw = raw.get("dims", {})
     for name, d in dims_raw.items():

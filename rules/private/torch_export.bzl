@@ -72,7 +72,6 @@ def _torch_export_impl(ctx):
     log = run_exporter(
         ctx,
         command = "export",
-        mnemonic = "TorchExport",
         progress_message = "Exporting {} (torch.export of {})".format(ctx.label, model.label),
         config = dict(options, **{
             "model": model_entry,

@@ -9,7 +9,7 @@ load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 QUANTIZERS = ["xnnpack"]
 
-# scheme -> whether it needs calibration (static activation scales); exporter/quantize.py
+# scheme -> whether it needs calibration (static activation scales); exporter/actions/quantize.py
 # has the quantizer settings of each.
 SCHEMES = {
     "int8_static_per_channel": True,
@@ -35,7 +35,6 @@ def _torch_quantize_impl(ctx):
     log = run_exporter(
         ctx,
         command = "quantize",
-        mnemonic = "TorchQuantize",
         progress_message = "Quantizing {} ({}, {})".format(ctx.label, ctx.attr.quantizer, ctx.attr.scheme),
         config = dict(exported_config(exported, spec_label = True), **{
             "strict": exported.options["strict"],
