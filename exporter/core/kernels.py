@@ -231,9 +231,11 @@ def message(missing, libraries, methods):
             continue
         if all(library.covers(op, dtypes) for op, dtypes in missing.items()):
             others.append(other)
-    offer = f"kernels = {_build_value(names + others[:1])}" if others else "another kernel library"
+    offer = f"use kernels = {_build_value(names + others[:1])}, or " if others else ""
+    # Only fixes that hold: another library is offered only if it covers every missing operator,
+    # and an app's own list always does. (A delegate or a decomposition may not exist for the
+    # operator: XNNPACK takes no avg_pool3d, and torch has no decomposition of it.)
     return (f"no kernel for {', '.join(listed)} in kernels = {_build_value(names)}: the program would "
-            f"fail to load on the device (OperatorMissing); let a delegate take it (`backends`), "
-            f"decompose it on the torch_export (`decompose`, `ir`), use {offer}, or declare the "
-            f"app's own kernels in a YAML target in ExecuTorch's functions.yaml format "
+            f"fail to load on the device (OperatorMissing); {offer}declare the app's own "
+            f"kernels in a YAML target in ExecuTorch's functions.yaml format "
             f"(kernels = {_build_value(names + [':my_ops.yaml'])})")

@@ -44,8 +44,12 @@ def test_the_build_fails_in_one_line(failed):
     first = message.splitlines()[0]
     assert first.startswith("ERROR: //models/volumetric:volume_net_portable_pte: no kernel for aten::avg_pool3d.out (method forward)"), first
     assert 'in kernels = "portable"' in first
-    for fix in ("`backends`", "`decompose`", "functions.yaml format", 'kernels = ["portable", ":my_ops.yaml"]'):
+    for fix in ("functions.yaml format", 'kernels = ["portable", ":my_ops.yaml"]'):
         assert fix in first, (fix, first)
+    # Fixes that would not work for avg_pool3d are not offered: XNNPACK does not delegate it
+    # (this program is lowered for XNNPACK already) and torch has no decomposition of it.
+    for wrong in ("`backends`", "`decompose`"):
+        assert wrong not in first, (wrong, first)
     assert message.splitlines()[1].startswith("(full output: ")
 
 
