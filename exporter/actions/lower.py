@@ -40,7 +40,7 @@ def _move_delegate_weights_out(edge):
     XNNPACK moves a weight out only when its placeholder carries meta["custom"]
     ["delegate_constant_tag"], but it folds batch norm into convolutions while it lowers, and
     the folded weights are new placeholders without the tag: they would stay in the .pte. So
-    the exporter moves the lowered program's named data instead. ExecuTorch 1.4.1 keeps it in
+    the exporter moves the lowered program's named data instead. ExecuTorch 1.4.1 and 1.5.1 keep it in
     EdgeProgramManager._named_data_store (pte_data, external_data by file tag).
     """
     store = edge._named_data_store

@@ -160,18 +160,11 @@ def check_not_calibration(config, feeds):
 def load_methods(config, names):
     """{name: (execute(inputs) -> outputs, number of inputs)} of the program's methods, loaded
     from one program as an app loads it, every one before the first call (a method's load
-    writes the initial value of the buffers it keeps, which its methods share). With external
-    weights it loads the .ptd too (executorch.runtime takes no data file in ExecuTorch 1.4.1;
-    the module API does, and loads every method when it opens the program)."""
-    if config.ptd:
-        from executorch.extension.pybindings.portable_lib import _load_for_executorch
-
-        module = _load_for_executorch(config.pte, data_path=config.ptd)
-        return {name: ((lambda inputs, name=name: module.run_method(name, inputs)),
-                       module.method_meta(name).num_inputs()) for name in names}
+    writes the initial value of the buffers it keeps, which its methods share). A program with
+    external weights loads its .ptd beside it."""
     from executorch.runtime import Runtime
 
-    program = Runtime.get().load_program(config.pte)
+    program = Runtime.get().load_program(config.pte, data_path=config.ptd)
     methods = {name: program.load_method(name) for name in names}
     return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
 

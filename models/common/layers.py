@@ -60,7 +60,7 @@ def estimate_batch_norm(module, input_shape, batches=4, seed=2, dtype=torch.floa
     every machine: the noise is drawn and the network run in float64, and the statistics are
     rounded to float32 once at the end. In float32, the CPU's kernels (MKL's GEMM code path
     differs between Intel and AMD) would decide their last bits (docs/caching.md); dtype =
-    torch.float32 shows that (//exporter/tests:reproducible_math_test's control).
+    torch.float32 shows that (//exporter/core:determinism_test's control).
     """
     generator = torch.Generator().manual_seed(seed)
     norms = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]

@@ -1,7 +1,7 @@
 """A volumetric (3D) classifier: a 3D convolution, 3D average pooling and a linear head, for
 clips of 8 frames of 16x16 pixels. Seeded weights.
 
-ExecuTorch 1.4.1's portable library has no kernel for aten::avg_pool3d.out and XNNPACK does not
+ExecuTorch's portable library (1.4.1, 1.5.1) has no kernel for aten::avg_pool3d.out and XNNPACK does not
 take 3D pooling, so the program builds but would not load with the portable kernels alone: the
 kernel coverage check catches it (docs/deployment.md, "Kernel coverage")."""
 

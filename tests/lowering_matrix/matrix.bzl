@@ -33,7 +33,7 @@ def _row(feature, model, inputs, dims = {}, hint = None, fails = {}, srcs = ["mo
 def _both(needles):
     return {backend: needles for backend in BACKENDS}
 
-# ExecuTorch 1.4.1 plans memory for every input's largest size. A hint has no max, so a size
+# ExecuTorch (1.4.1, 1.5.1) plans memory for every input's largest size. A hint has no max, so a size
 # that stays dynamic under one would be planned for its traced size only: the build refuses it.
 def _unbounded_hint(hint, more = ""):
     return _both([
