@@ -105,3 +105,7 @@ ModelBundleInfo = _ModelBundleInfo
 
 # A bundled_program's .bpte, for rules that ship test programs to a device farm.
 BundledProgramInfo = _BundledProgramInfo
+
+# C++ against ExecuTorch's native runtime (@torch_export_venv//executorch:runtime and its kernel
+# and backend libraries; docs/native.md): the copts every target that includes its headers needs.
+EXECUTORCH_COPTS = ["-std=c++17"]

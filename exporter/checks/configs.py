@@ -84,6 +84,8 @@ class NumericsConfig:
     inputs                [{dim: size}]: the cases the test lists besides min, example and max
     steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
                           method's ExportedMethod; () and {} otherwise
+    runtimes              ("python", "native") or a part: where the program runs (native.py)
+    native_runner, native_runner_label   the native runner's path and label
     """
 
     label: str
@@ -107,6 +109,9 @@ class NumericsConfig:
     inputs: tuple
     steps: tuple = ()
     method_programs: dict = dataclasses.field(default_factory=dict)
+    runtimes: tuple = ("python",)
+    native_runner: str = None
+    native_runner_label: str = None
 
     @classmethod
     def from_json(cls, data):
@@ -136,6 +141,9 @@ class NumericsConfig:
             inputs=_tuple(data.get("inputs")),
             steps=_tuple(data.get("steps")),
             method_programs={name: ExportedMethod.from_json(m) for name, m in (data.get("method_programs") or {}).items()},
+            runtimes=_tuple(data.get("runtimes") or ["python"]),
+            native_runner=data.get("native_runner"),
+            native_runner_label=data.get("native_runner_label"),
         )
 
 

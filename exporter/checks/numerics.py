@@ -223,6 +223,21 @@ class Checks:
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
         return ok
 
+    def native(self, config, calls, lines):
+        """Runs [(case name, method, inputs, expected)] in the native runner, in order, on one
+        loaded program, and compares each with its expected outputs; appends to lines."""
+        from exporter.checks import native
+
+        try:
+            outputs = native.run_calls(config, [(method, feed) for _, method, feed, _ in calls])
+        except native.NativeError as e:
+            lines.append(f"  native runtime ({config.native_runner_label}): FAIL, {e}")
+            return False
+        ok = True
+        for (name, _, feed, expected), got in zip(calls, outputs):
+            ok &= self.case(f"{name} [native]", lambda _, got=got: got, feed, expected, lines)
+        return ok
+
     def finish(self, ok, config, lines, explain=None):
         """The top-1 summary and, on failure, explain()'s lines and the closing advice; returns
         (ok, report text)."""
@@ -245,10 +260,14 @@ def run(config):
     with open(config.pt2_manifest, encoding="utf-8") as f:
         ranges = json.load(f).get("range_constraints", {})
     reference, reference_name = reference_module(config, ep)
-    execute, n_inputs = load_method(config)
+    python = "python" in config.runtimes
+    if python:
+        execute, n_inputs = load_method(config)
+    else:  # a program only the native runner can run (an app's own kernels)
+        execute, n_inputs = None, len(ep.graph_signature.user_inputs)
     checks = Checks(config)
-    lines = [f"{config.label}: {config.program} in the ExecuTorch runtime vs {reference_name} "
-             f"({checks.describe()})"]
+    lines = [f"{config.label}: {config.program} in ExecuTorch's {' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''} "
+             f"vs {reference_name} ({checks.describe()})"]
     ok = True
     runs = []
     module = ep.module()  # its signature names the arguments; built once, not per case
@@ -257,11 +276,16 @@ def run(config):
         runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
     if config.calibration:
         check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])
+    native_calls = []
     for name, args, kwargs, feed in runs:
         lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
         with torch.no_grad():
             expected = reference(*args, **kwargs)
-        ok &= checks.case(name, execute, feed, expected, lines)
+        if python:
+            ok &= checks.case(name, execute, feed, expected, lines)
+        native_calls.append((name, config.method, feed, expected))
+    if "native" in config.runtimes:
+        ok &= checks.native(config, native_calls, lines)
 
     def explain():  # name the first operators where the .pte departs (divergence.py)
         from exporter.checks import divergence

@@ -53,11 +53,15 @@ def run(config):
     if config.calibration:
         numerics.check_not_calibration(config, [(name, feed) for name, _, _, _, feed in calls])
     ok = True
+    native_calls = []
     for name, method, args, kwargs, feed in calls:
         lines.append(f"  {name}: inputs {numerics.shapes_text(feed) or '(no tensors)'}")
         with torch.no_grad():
             expected = reference(*args, **kwargs)
         ok &= checks.case(name, methods[method][0], feed, expected, lines)
+        native_calls.append((name, method, feed, expected))
+    if "native" in config.runtimes:  # the same calls in order on one natively loaded program
+        ok &= checks.native(config, native_calls, lines)
     return checks.finish(ok, config, lines)
 
 

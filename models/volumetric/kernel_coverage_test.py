@@ -65,3 +65,18 @@ def test_the_app_kernel_list_covers_it():
     library = kernels.load({"name": "volume_ops.yaml", "files": [RUNFILES.Rlocation(PACKAGE + "volume_ops.yaml")], "custom": True})
     assert library.covers("aten::avg_pool3d.out", {"Float"})
     assert not library.covers("aten::avg_pool3d.out", {"Half"})  # its type alias lists Float only
+
+
+def test_the_native_runner_without_the_apps_kernel_names_it_and_the_library():
+    """The same gap at run time: //native:et_runner links only the wheel's kernels, and refuses
+    volume_net_pte in one line before any method loads (volume_runner, which links the app's
+    kernel, runs it in volume_net_numerics_test)."""
+    import subprocess
+
+    runner = RUNFILES.Rlocation("rules_torch_export/native/et_runner")
+    result = subprocess.run([runner, RUNFILES.Rlocation(PACKAGE + "volume_net_pte.pte"), "--call", "forward"],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("et_runner:")]
+    assert 'method "forward" needs operator aten::avg_pool3d.out, which no linked library registers' in line, line
+    assert line.endswith("; link a kernel library that has it: kernels_optimized is linked and lacks it (a selective build?)"), line

@@ -62,7 +62,7 @@ def test_prefix(kind, ctx):
     """The start of a config rule's failure messages: "<kind> <the test's label>: "."""
     return message_prefix(kind, ctx.attr.test_label)
 
-def write_test_config(ctx, config, files = [], transitive_files = None, golden_files = None):
+def write_test_config(ctx, config, files = [], transitive_files = None, golden_files = None, runfiles = None):
     """Writes `config` as <target name>.json; returns the config rule's providers.
 
     Args:
@@ -72,6 +72,7 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
       transitive_files: a depset of more such Files, or None.
       golden_files: for a rule with golden attrs, the Files that rewriting the golden needs
         besides the config; None for a rule without.
+      runfiles: more runfiles the runner needs (a binary it starts, with its libraries), or None.
 
     Returns:
       [DefaultInfo] (the config, with the files in its runfiles), plus GoldenUpdateInfo when
@@ -80,9 +81,10 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
     """
     out = ctx.actions.declare_file(ctx.label.name + ".json")
     ctx.actions.write(out, json.encode_indent(config) + "\n")
+    own = ctx.runfiles(files = [out] + files, transitive_files = transitive_files)
     providers = [DefaultInfo(
         files = depset([out]),
-        runfiles = ctx.runfiles(files = [out] + files, transitive_files = transitive_files),
+        runfiles = own.merge(runfiles) if runfiles else own,
     )]
     if golden_files != None:
         providers.append(golden_update_info(

@@ -89,7 +89,17 @@ def _numerics_config_impl(ctx):
     })
     if steps:
         config.update(steps = steps, method_programs = method_programs)
-    return write_test_config(ctx, config, files, transitive_files = depset(transitive = transitive))
+    runtimes = ctx.attr.runtimes
+    if not runtimes or [r for r in runtimes if r not in ("python", "native")]:
+        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it".format(runtimes))
+    if steps and "python" not in runtimes:
+        fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
+    runner = None
+    if "native" in runtimes:
+        runner = ctx.attr.native_runner[DefaultInfo].default_runfiles
+        config.update(native_runner = ctx.executable.native_runner.short_path, native_runner_label = str(ctx.attr.native_runner.label))
+    config["runtimes"] = runtimes
+    return write_test_config(ctx, config, files, transitive_files = depset(transitive = transitive), runfiles = runner)
 
 _numerics_config = rule(
     implementation = _numerics_config_impl,
@@ -111,6 +121,13 @@ _numerics_config = rule(
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
         "method": attr.string(default = "forward", doc = "The program's method to run."),
         "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
+        "runtimes": attr.string_list(default = ["python", "native"], doc = "Where the program runs: ExecuTorch's Python runtime, its native (C++) runtime, or both."),
+        "native_runner": attr.label(
+            default = Label("//native:et_runner"),
+            executable = True,
+            cfg = "target",
+            doc = "The native runner: //native:et_runner, or one that also links an app's own kernels.",
+        ),
     }, TOLERANCE_ATTRS),
 )
 
@@ -140,6 +157,8 @@ def numerics_test(
         min_top1_agreement = None,
         method = "forward",
         steps = [],
+        runtimes = None,
+        native_runner = None,
         **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
@@ -166,6 +185,11 @@ def numerics_test(
         buffers (a KV cache): a list of step(method, dims, values), run in order on one loaded
         program and on one eager model, comparing every call (docs/stateful.md), e.g.
         [step(method = "decode", values = {"pos": i}) for i in range(8)].
+      runtimes: where the program runs: ["python", "native"] (the default) runs every case in
+        ExecuTorch's Python runtime and again in its native C++ runtime (the one apps link,
+        docs/native.md); ["native"] for a program whose kernels only an app's runner has.
+      native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
+        kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
@@ -181,6 +205,8 @@ def numerics_test(
         inputs_json = json.encode(inputs),
         method = method,
         steps_json = json.encode(steps),
+        runtimes = runtimes,
+        native_runner = native_runner,
         **config_target_attrs(name, kwargs)
     )
     config_test(name, module = EXPORTER_MODULES["steps" if steps else "numerics"], **kwargs)

@@ -46,6 +46,7 @@ DEFAULT_INCLUDE = (
     "WORKSPACE",
     "bazelw",
     "exporter",
+    "native",
     "rules",
     "third_party",
     "toolchain",
