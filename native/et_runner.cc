@@ -165,7 +165,7 @@ int main(int argc, char** argv) try {
   if (gen.method.find(',') != std::string::npos) decode = gen.method.substr(gen.method.find(',') + 1);
   if (!gen.method.empty()) methods.insert(prefill), methods.insert(decode);
   if (check || methods.empty()) { auto names = *module.method_names(); methods = {names.begin(), names.end()}; }
-  if (auto why = precheck ? missing(module, pte, methods, !data.empty()) : ""; !why.empty()) fail(pte + ": " + why);
+  if (auto why = precheck ? missing(module, pte, methods) : ""; !why.empty()) fail(pte + ": " + why);
   for (const auto& m : methods)
     if (auto e = module.load_method(m); e != rt::Error::Ok)
       fail("cannot load method \"" + m + "\" of " + pte + ": error " + std::to_string(static_cast<int>(e)) +

@@ -69,14 +69,12 @@ std::map<std::string, std::set<std::string>> program_operators(const std::string
 }
 
 std::string missing(executorch::extension::Module& module, const std::string& pte,
-                    const std::set<std::string>& methods, bool has_data_files) {
+                    const std::set<std::string>& methods) {
   std::set<std::string> kernels, namespaces;
   for (const auto& k : rt::get_registered_kernels()) {
     std::string name = k.name_;
     kernels.insert(name), namespaces.insert(name.substr(0, name.find("::")));
   }
-  auto named = module.program()->get_named_data_map();
-  bool inline_data = named.ok() && *named && (*named)->get_num_keys().ok() && *(*named)->get_num_keys() > 0;
   for (const auto& [method, ops] : program_operators(pte)) {
     if (!methods.count(method)) continue;
     for (const auto& op : ops)
@@ -89,9 +87,6 @@ std::string missing(executorch::extension::Module& module, const std::string& pt
       if (!rt::get_backend_class(backend.c_str()))
         return "method \"" + method + "\" is delegated to " + backend + ", which is not registered; link " +
                library_for(backend, namespaces);
-      // 1.5.1's XNNPACK dereferences a null data map (SIGSEGV) when its weights are in a .ptd.
-      if (backend == "XnnpackBackend" && !inline_data && !has_data_files)
-        return "method \"" + method + "\" keeps its XNNPACK weights outside the .pte; pass its .ptd with --data";
     }
   }
   return "";

@@ -16,6 +16,6 @@ std::map<std::string, std::set<std::string>> program_operators(const std::string
 // "" when every operator and delegate of `methods` is registered; else one sentence naming
 // the first missing one and the library to link.
 std::string missing(executorch::extension::Module& module, const std::string& pte,
-                    const std::set<std::string>& methods, bool has_data_files);
+                    const std::set<std::string>& methods);
 
 }  // namespace et_runner
