@@ -49,6 +49,7 @@ std::vector<EValue> to_evalues(std::vector<Value>& values) {
   for (Value& v : values) {
     int64_t x = 0;
     double f = 0;
+    if (v.kind == 'N') { out.emplace_back(); continue; }
     if (v.kind != 'T') memcpy(&x, v.bytes.data(), 8), memcpy(&f, v.bytes.data(), 8);
     if (v.kind == 'I') out.emplace_back(x);
     else if (v.kind == 'B') out.emplace_back(x != 0);
@@ -84,11 +85,12 @@ void write_values(const std::string& path, const std::vector<EValue>& values) {
     } else {
       int64_t x = 0;
       double f;
-      if (e.isInt()) head[0] = 'I', x = e.toInt();
+      if (e.isNone()) head[0] = 'N';
+      else if (e.isInt()) head[0] = 'I', x = e.toInt();
       else if (e.isBool()) head[0] = 'B', head[1] = 11, x = e.toBool();
       else if (e.isDouble()) head[0] = 'D', head[1] = 7, f = e.toDouble(), memcpy(&x, &f, 8);
       else throw std::runtime_error("an output of unsupported kind (EValue tag " + std::to_string(static_cast<int>(e.tag)) + ")");
-      raw.assign(reinterpret_cast<const char*>(&x), 8);
+      if (head[0] != 'N') raw.assign(reinterpret_cast<const char*>(&x), 8);
     }
     head[2] = dims.size();
     uint64_t n = raw.size();

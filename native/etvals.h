@@ -1,5 +1,5 @@
 // etvals: the runner's value files, a list of tensors and scalars that Python writes and reads
-// with `struct` alone (py/etvals.py has the layout and the Python side).
+// with `struct` alone (exporter/formats/etvals.py has the layout and the Python side).
 #pragma once
 #include <executorch/extension/tensor/tensor.h>
 #include <executorch/runtime/core/evalue.h>
@@ -10,7 +10,7 @@
 namespace et_runner {
 
 struct Value {
-  char kind = 'T';     // T tensor, I int, D double, B bool
+  char kind = 'T';     // T tensor, I int, D double, B bool, N None
   uint8_t dtype = 6;   // ExecuTorch ScalarType code
   std::vector<int64_t> dims;
   std::string bytes;   // row-major data; 8 bytes for I/D/B

@@ -5,13 +5,13 @@ Layout, little-endian:
   8 bytes   magic b"ETVALS1\\n"
   u32       number of values
   per value:
-    u8      kind: ord("T") tensor, ord("I") int, ord("D") double, ord("B") bool
+    u8      kind: ord("T") tensor, ord("I") int, ord("D") double, ord("B") bool, ord("N") None
     u8      dtype, ExecuTorch's ScalarType code (see DTYPES); for I/D/B the payload's type
-    u8      ndim (0 for I/D/B)
+    u8      ndim (0 for I/D/B/N)
     u8      0
     i64     dims[ndim]
     u64     nbytes
-    bytes   the data, contiguous, row-major (8 bytes for I/D/B)
+    bytes   the data, contiguous, row-major (8 bytes for I/D/B, none for N)
 """
 
 import struct
@@ -26,6 +26,8 @@ CODES = {dtype: code for code, dtype in DTYPES.items()}
 
 
 def _encode(value):
+    if value is None:
+        return ord("N"), 0, (), b""
     if isinstance(value, bool):
         return ord("B"), 11, (), struct.pack("<q", int(value))
     if isinstance(value, int):
@@ -34,7 +36,7 @@ def _encode(value):
         return ord("D"), 7, (), struct.pack("<d", value)
     if not isinstance(value, torch.Tensor) or value.dtype not in CODES:
         raise ValueError(f"the native runner takes tensors of {sorted(str(d) for d in CODES)}, ints, "
-                         f"floats and bools, not {getattr(value, 'dtype', type(value).__name__)}")
+                         f"floats, bools and None, not {getattr(value, 'dtype', type(value).__name__)}")
     tensor = value.detach().contiguous()
     raw = tensor.reshape(-1).view(torch.uint8).numpy().tobytes()
     return ord("T"), CODES[tensor.dtype], tuple(tensor.shape), raw
@@ -68,6 +70,8 @@ def read(path):
         if kind == ord("T"):
             values.append(torch.frombuffer(bytearray(raw), dtype=DTYPES[code]).reshape(shape).clone()
                           if nbytes else torch.empty(shape, dtype=DTYPES[code]))
+        elif kind == ord("N"):
+            values.append(None)
         else:
             (x,) = struct.unpack("<d" if kind == ord("D") else "<q", raw)
             values.append(bool(x) if kind == ord("B") else x)

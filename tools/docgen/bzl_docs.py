@@ -387,8 +387,9 @@ def _resolve(root, modules, path, name, public_name, context):
         return _provider(module, value, public_name)
     if isinstance(value, ast.Name):
         return _resolve(root, modules, path, value.id, public_name, context)
-    if isinstance(value, ast.Constant):
-        return Entry(public_name, "constant", "", path, value=repr(value.value).replace("'", '"'))
+    if isinstance(value, ast.Constant) or (
+            isinstance(value, ast.List) and all(isinstance(e, ast.Constant) for e in value.elts)):
+        return Entry(public_name, "constant", "", path, value=repr(ast.literal_eval(value)).replace("'", '"'))
     raise DocError(f"{path}: cannot document {name} = {module.segment(value)[:60]}")
 
 

@@ -39,7 +39,8 @@ EXAMPLE_SOURCES = [
     "models/bundle/BUILD",
     "models/llm/BUILD",
     "toolchain/BUILD",
-    "models/BUILD",  # the bundled ResNet, the one bundled_program of the zoo
+    "models/BUILD",  # the bundled ResNet, the one bundled_program of the zoo; benchmarks
+    "models/volumetric/BUILD",  # EXECUTORCH_COPTS: the app's own kernel in C++
     "BUILD",  # //:update_goldens, the graph_snapshot_updates over every zoo package's
 ]
 
