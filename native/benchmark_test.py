@@ -28,13 +28,37 @@ def test_the_benchmark_reports_its_figures(tmp_path):
     assert forward["planned_bytes"] == budget["figures"]["planned forward"]
 
 
-def test_a_missing_kernel_fails_in_one_line_naming_the_library(tmp_path):
-    """//native:et_runner_without_quantized lacks the quantized kernels that the q8 ResNet's
-    quantize and dequantize operators outside the delegate need."""
-    runner = RUNFILES.Rlocation("rules_torch_export/native/et_runner_without_quantized")
-    program = RUNFILES.Rlocation("rules_torch_export/models/resnet_q8_pte.pte")
+def test_a_missing_backend_fails_in_one_line_naming_the_library():
+    """//native:et_runner_without_xnnpack lacks the delegate the GRU's program uses. (A missing
+    kernel: kernel_coverage_test in models/volumetric.)"""
+    runner = RUNFILES.Rlocation("rules_torch_export/native/et_runner_without_xnnpack")
+    program = RUNFILES.Rlocation("rules_torch_export/models/gru/gru_pte.pte")
     result = subprocess.run([runner, program, "--call", "forward"], capture_output=True, text=True)
     assert result.returncode == 1
     (line,) = [line for line in result.stderr.splitlines() if line.startswith("et_runner:")]
-    assert "needs operator quantized_decomposed::" in line, line
-    assert line.endswith("link @torch_export_venv//executorch:kernels_quantized (libexecutorch_kernels_quantized.so)"), line
+    assert line == (f"et_runner: {program}: method \"forward\" is delegated to XnnpackBackend, which is not "
+                    "registered; link @torch_export_venv//executorch:backend_xnnpack (libexecutorch_backend_xnnpack.so)"), line
+
+
+def test_a_method_the_program_lacks_is_named_with_the_ones_it_has():
+    runner = RUNFILES.Rlocation("rules_torch_export/native/et_runner")
+    program = RUNFILES.Rlocation("rules_torch_export/models/gru/gru_pte.pte")
+    result = subprocess.run([runner, program, "--call", "decode"], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == f'et_runner: {program} has no method "decode"; its methods: forward, input_schema'
+
+
+
+def test_the_profile_names_the_delegates_share_and_each_operator():
+    profile = RUNFILES.Rlocation("rules_torch_export/models/gru/gru_pte.profile")
+    result = subprocess.run([profile], capture_output=True, text=True, env=RUNFILES.EnvVars())
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[1].split()[:4] == ["where", "event", "ms/run", "share"], lines[:3]
+    assert any(line.startswith("XnnpackBackend ") for line in lines), lines
+    (execute,) = [line for line in lines if line.startswith("Method::execute: ")]
+    assert "over 10 runs" in execute, execute
+    (share,) = [line for line in lines if line.startswith("  XnnpackBackend: ")]
+    assert "of Method::execute" in share, share
+    percent = float(share.rsplit("= ", 1)[1].split("%")[0])
+    assert 0 < percent <= 100, share

@@ -164,7 +164,14 @@ int main(int argc, char** argv) try {
   std::string prefill = gen.method.substr(0, gen.method.find(',')), decode = prefill;
   if (gen.method.find(',') != std::string::npos) decode = gen.method.substr(gen.method.find(',') + 1);
   if (!gen.method.empty()) methods.insert(prefill), methods.insert(decode);
-  if (check || methods.empty()) { auto names = *module.method_names(); methods = {names.begin(), names.end()}; }
+  auto names = *module.method_names();
+  if (check || methods.empty()) methods = {names.begin(), names.end()};
+  for (const auto& m : methods)
+    if (!names.count(m)) {
+      std::string known;
+      for (const auto& n : std::set<std::string>(names.begin(), names.end())) known += (known.empty() ? "" : ", ") + n;
+      fail(pte + " has no method \"" + m + "\"; its methods: " + known);
+    }
   if (auto why = precheck ? missing(module, pte, methods) : ""; !why.empty()) fail(pte + ": " + why);
   for (const auto& m : methods)
     if (auto e = module.load_method(m); e != rt::Error::Ok)

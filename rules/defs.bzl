@@ -29,7 +29,7 @@ load(
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
-load("//rules/private:executorch_benchmark.bzl", _executorch_benchmark = "executorch_benchmark")
+load("//rules/private:executorch_benchmark.bzl", _executorch_benchmark = "executorch_benchmark", _executorch_profile = "executorch_profile")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
 load("//rules/private:executorch_selected_ops.bzl", _executorch_selected_ops = "executorch_selected_ops")
@@ -107,8 +107,9 @@ ModelBundleInfo = _ModelBundleInfo
 # A bundled_program's .bpte, for rules that ship test programs to a device farm.
 BundledProgramInfo = _BundledProgramInfo
 
-# Latency in ExecuTorch's native runtime, as a `bazel run` target (docs/native.md).
+# Latency in ExecuTorch's native runtime, and where it goes, as `bazel run` targets (docs/native.md).
 executorch_benchmark = _executorch_benchmark
+executorch_profile = _executorch_profile
 
 # C++ against ExecuTorch's native runtime (@torch_export_venv//executorch:runtime and its kernel
 # and backend libraries; docs/native.md): the copts every target that includes its headers needs.

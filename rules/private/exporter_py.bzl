@@ -37,6 +37,7 @@ EXPORTER_MODULES = {
     "bundled_check": "exporter.checks.bundled_cases",  # bundled_program_test
     "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
     "numerics": "exporter.checks.numerics",  # numerics_test
+    "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
     "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
     "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
 }
