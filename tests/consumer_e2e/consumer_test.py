@@ -16,6 +16,7 @@ TESTS = [
     "//keywords:keyword_net_numerics_test",
     "//keywords:keyword_net_q8_numerics_test",
     "//keywords:keyword_net_runtime_test",
+    "//keywords:keyword_spotter_test",
 ]
 
 
