@@ -5,6 +5,7 @@ load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolera
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":configs.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
+load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _check_inputs(where, listed, spec):
@@ -122,13 +123,7 @@ _numerics_config = rule(
         "method": attr.string(default = "forward", doc = "The program's method to run."),
         "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
         "runtimes": attr.string_list(default = ["python", "native"], doc = "Where the program runs: ExecuTorch's Python runtime, its native (C++) runtime, or both."),
-        "native_runner": attr.label(
-            default = Label("//native:et_runner"),
-            executable = True,
-            cfg = "target",
-            doc = "The native runner: //native:et_runner, or one that also links an app's own kernels.",
-        ),
-    }, TOLERANCE_ATTRS),
+    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):
