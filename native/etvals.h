@@ -1,5 +1,5 @@
 // etvals: the runner's value files, a list of tensors and scalars that Python writes and reads
-// with `struct` alone (exporter/formats/etvals.py has the layout and the Python side).
+// with `struct` (exporter/checks/etvals.py has the layout and the Python side).
 #pragma once
 #include <executorch/extension/tensor/tensor.h>
 #include <executorch/runtime/core/evalue.h>

@@ -1,5 +1,6 @@
 """The native runner's value files (.etvals): the inputs numerics_test gives //native:et_runner
 and the outputs it reads back. Written and read with struct; native/etvals.cc is the C++ side.
+Only tests use it, so it lives in checks, outside the exporter actions' tool.
 
 Layout, little-endian:
   8 bytes   magic b"ETVALS1\\n"

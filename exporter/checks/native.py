@@ -10,7 +10,7 @@ import os
 import subprocess
 import tempfile
 
-from exporter.formats import etvals
+from exporter.checks import etvals
 
 
 class NativeError(Exception):
