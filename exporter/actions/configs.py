@@ -185,6 +185,8 @@ class LowerConfig:
     methods     {method name: MethodConfig}; in the JSON either "methods" (several) or the one
                 method's fields at the top level, which is "forward"
     backends    partitioners, e.g. ["xnnpack"]; [] is the portable runtime
+    method_backends   {method name: tuple of partitioners} when the target gave one list per
+                method, else None (every method takes `backends`)
     metadata    {name: int, float, bool or str}: constant methods of the program
     weights     "inline" (in the .pte) or "external" (in outputs["ptd"], ExecuTorch's .ptd)
     initialized_buffers   names of the mutated buffers whose initial value the .pte keeps;
@@ -203,6 +205,11 @@ class LowerConfig:
     initialized_buffers: tuple
     raw: dict
     kernels: tuple = DEFAULT_KERNELS
+    method_backends: dict = None
+
+    def backends_of(self, method):
+        """The partitioners of one method."""
+        return self.method_backends[method] if self.method_backends else self.backends
 
     @classmethod
     def from_json(cls, data):
@@ -218,6 +225,8 @@ class LowerConfig:
             weights=data.get("weights", "inline"),
             initialized_buffers=None if data.get("initialized_buffers") is None else tuple(data["initialized_buffers"]),
             kernels=tuple(data.get("kernels") or DEFAULT_KERNELS),
+            method_backends={name: tuple(b) for name, b in data["method_backends"].items()}
+            if data.get("method_backends") is not None else None,
         )
 
 

@@ -70,6 +70,9 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
     (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
 
+    backends is one list for every method, or {method name: list} (ExecuTorch takes a
+    partitioner list per method).
+
     With external_weights, every weight goes to the tensor data file WEIGHTS_TAG
     (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
     value the program keeps; None keeps every one (core/buffers.py says why).
@@ -80,7 +83,9 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     from executorch.exir.passes import MemoryPlanningPass
 
     with lowering_context():
-        edge = to_edge_transform_and_lower(programs, partitioner=partitioners(backends),
+        partitioner = ({name: partitioners(b) for name, b in backends.items()} if isinstance(backends, dict)
+                       else partitioners(backends))
+        edge = to_edge_transform_and_lower(programs, partitioner=partitioner,
                                            constant_methods=constant_methods or None,
                                            generate_etrecord=generate_etrecord)
         state = buffers.mark_initialized(edge, initialized_buffers, label)
@@ -160,7 +165,7 @@ def lowered(config, generate_etrecord=False):
     LowerConfig."""
     contexts = {
         name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
-                      export=m.export, backends=tuple(config.backends))
+                      export=m.export, backends=tuple(config.backends_of(name)))
         for name, m in config.methods.items()
     }
     programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
@@ -170,7 +175,9 @@ def lowered(config, generate_etrecord=False):
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
     try:
-        et_program, state = lower(programs, list(config.backends), constants, config.weights == "external",
+        backends = ({name: list(b) for name, b in config.method_backends.items()} if config.method_backends
+                    else list(config.backends))
+        et_program, state = lower(programs, backends, constants, config.weights == "external",
                                   config.initialized_buffers, config.label, generate_etrecord)
     except UserError:
         raise
@@ -213,6 +220,8 @@ def run(config):
         "label": config.label,
         "exported": exported["forward"] if "forward" in exported else next(iter(exported.values())),
         "backends": list(config.backends),
+        **({"method_backends": {name: list(b) for name, b in config.method_backends.items()}}
+           if config.method_backends else {}),
         "pte": manifest.file_record(pte),
         "inputs": manifest.inputs_record(kernels.settings(config.raw)),
         "methods": methods_record(et_program.executorch_program),

@@ -1,6 +1,7 @@
 """Loads //models/transformer:transformer_two_methods_pte as an app does, with executorch.runtime:
 both methods run and match eager, the metadata and the input schema are readable without running
-the model, and the weights that both methods use are stored once."""
+the model, and the weights that both methods use are stored once. transformer_mixed_pte lowers
+the same methods with one backend list each: only forward is delegated."""
 
 import json
 
@@ -59,3 +60,17 @@ def test_shared_weights_are_stored_once():
     both = pte_inspect.summarize(_path("transformer_two_methods_pte.pte"))["constants"]
     one = pte_inspect.summarize(_path("transformer_batch_portable_pte.pte"))["constants"]
     assert both["tensors"] == one["tensors"] and both["bytes"] == one["bytes"]
+
+
+def test_backends_per_method_delegate_only_the_method_that_names_xnnpack():
+    with open(_path("transformer_mixed_pte.pte.json")) as f:
+        methods = json.load(f)["methods"]
+    assert list(methods["forward"]["delegates"]) == ["XnnpackBackend"]
+    assert methods["batched"]["delegates"] == {} and methods["batched"]["operators"]
+    mixed = Runtime.get().load_program(_path("transformer_mixed_pte.pte"))
+    eager = transformer_encoder(num_classes=4, max_len=64)
+    for method, batch in (("forward", 1), ("batched", 3)):
+        ids, mask = _inputs(batch, 17, eager.tokens.num_embeddings)
+        (actual,) = mixed.load_method(method).execute([ids, mask])
+        with torch.no_grad():
+            torch.testing.assert_close(actual, eager(ids, mask), rtol=1e-4, atol=1e-5)

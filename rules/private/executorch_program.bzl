@@ -82,12 +82,41 @@ def _kernels_config(ctx, where):
         inputs += files
     return config, inputs
 
-def _executorch_program_impl(ctx):
-    where = message_prefix("executorch_program", ctx.label)
-    for backend in ctx.attr.backends:
+def _check_backends(where, backends):
+    for backend in backends:
         if backend not in BACKENDS:
             fail(where + "backends has {}; use {} (or [] for the portable runtime)".format(repr(backend), BACKENDS))
+
+def _method_backends(ctx, where, methods):
+    """{method name: its backends}, checked.
+
+    The per-method dict when the BUILD file gave one (it must name exactly the program's
+    methods), else the one list for every method.
+    """
+    if not ctx.attr.per_method_backends:
+        _check_backends(where, ctx.attr.backends)
+        return {name: ctx.attr.backends for name in methods}
+    given = ctx.attr.method_backends
+    if sorted(given.keys()) != sorted(methods.keys()):
+        fail(where + "backends names methods {} but the program has {}; give one list per method, e.g. {}".format(
+            sorted(given.keys()),
+            sorted(methods.keys()),
+            {name: given.get(name, []) for name in sorted(methods.keys())},
+        ))
+    for backends in given.values():
+        _check_backends(where, backends)
+    return {name: given[name] for name in methods}
+
+def _backends_text(ctx, method_backends):
+    """For the progress message: "xnnpack", "portable" or "forward: xnnpack; batched: portable"."""
+    if not ctx.attr.per_method_backends:
+        return ", ".join(ctx.attr.backends) or "portable"
+    return "; ".join(["{}: {}".format(m, ", ".join(b) or "portable") for m, b in method_backends.items()])
+
+def _executorch_program_impl(ctx):
+    where = message_prefix("executorch_program", ctx.label)
     methods = _methods(ctx, where)
+    method_backends = _method_backends(ctx, where, methods)
     metadata = _metadata(ctx, where, methods)
     exported = methods["forward"] if "forward" in methods else methods.values()[0]
     pte = ctx.actions.declare_file(ctx.label.name + ".pte")
@@ -106,6 +135,8 @@ def _executorch_program_impl(ctx):
     else:
         config = {"methods": {name: _method_config(m) for name, m in methods.items()}}
     config["backends"] = ctx.attr.backends
+    if ctx.attr.per_method_backends:
+        config["method_backends"] = method_backends
     if metadata:
         config["metadata"] = metadata
     if ptd:
@@ -121,10 +152,7 @@ def _executorch_program_impl(ctx):
     log = run_exporter(
         ctx,
         command = "lower",
-        progress_message = "Lowering {} to ExecuTorch ({})".format(
-            ctx.label,
-            ", ".join(ctx.attr.backends) or "portable",
-        ),
+        progress_message = "Lowering {} to ExecuTorch ({})".format(ctx.label, _backends_text(ctx, method_backends)),
         config = config,
         inputs = [m.pt2 for m in methods.values()] + kernel_inputs,
         outputs = outputs,
@@ -148,6 +176,7 @@ def _executorch_program_impl(ctx):
             pte = pte,
             manifest = manifest,
             backends = ctx.attr.backends,
+            method_backends = method_backends,
             exported = exported,
             methods = methods,
             ptd = ptd,
@@ -185,8 +214,11 @@ executorch_program_rule = rule(
         ),
         "backends": attr.string_list(
             default = ["xnnpack"],
-            doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only.",
+            doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only " +
+                  "(with per-method backends, every backend any method names; set by the macro).",
         ),
+        "per_method_backends": attr.bool(doc = "Whether the macro was given a dict of backends (set by the macro)."),
+        "method_backends": attr.string_list_dict(doc = "The backends of each method (set by the macro)."),
         "weights": attr.string(
             default = "inline",
             doc = "\"inline\": the weights are in the .pte; \"external\": in <name>.ptd, " +
@@ -229,7 +261,7 @@ def split_kernels(kernels):
             names.append(item)  # the rule checks the name, and says what to write instead
     return names, labels
 
-def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = "portable", initialized_buffers = None, **kwargs):
+def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = "portable", initialized_buffers = None, backends = ["xnnpack"], **kwargs):
     """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
 
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
@@ -257,9 +289,16 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         ":my_ops.yaml"] (docs/deployment.md). Every program also writes
         <name>.selected_operators.yaml (output group selected_ops) and, on request,
         <name>.etrecord (output group etrecord).
-      **kwargs: backends, weights, summary, and the common attributes (tags, visibility, ...).
+      backends: the delegates to partition for: ["xnnpack"] (default), or [] for the portable
+        runtime only; or, for a program with methods, one list per method, e.g. {"forward":
+        ["xnnpack"], "batched": []} (docs/programs.md, "Backends per method").
+      **kwargs: weights, summary, and the common attributes (tags, visibility, ...).
     """
     kernel_names, kernel_lists = split_kernels(kernels)
+    per_method = type(backends) == "dict"
+    method_backends = backends if per_method else {}
+    if per_method:
+        backends = sorted({b: None for listed in backends.values() for b in listed}.keys())
     programs = []  # a label_list takes each label once; two methods may lower one program
     for label in (methods or {}).values():
         if label not in programs:
@@ -275,5 +314,8 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         initialized_buffers_json = json.encode(initialized_buffers),
         kernels = kernel_names,
         kernel_lists = kernel_lists,
+        backends = backends,
+        per_method_backends = per_method,
+        method_backends = method_backends,
         **kwargs
     )

@@ -83,7 +83,8 @@ def _numerics_config_impl(ctx):
         "calibration": {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
         "min_sqnr_db": parse_number(where, "min_sqnr_db", ctx.attr.min_sqnr_db, what = "a level in dB", example = "20", signed = True),
         "min_top1_agreement": parse_number(where, "min_top1_agreement", ctx.attr.min_top1_agreement, what = "a fraction", example = "0.9", at_most = 1),
-        "backends": program.backends,
+        # The tolerances' defaults: the backends of the method under test (all of them for steps).
+        "backends": program.backends if steps else program.method_backends[method],
         "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
         "atol": parse_tolerance(where, "atol", ctx.attr.atol),
         "inputs": listed,

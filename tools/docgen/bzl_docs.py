@@ -52,6 +52,7 @@ TYPE_HINTS = {
     ("executorch_program", "kernels"): "string or list of strings and labels",
     ("executorch_program", "metadata"): "dict of string to int, bool or string",
     ("executorch_program", "initialized_buffers"): "list of strings, or None (every mutated buffer)",
+    ("executorch_program", "backends"): "list of strings, or dict of method name to list of strings",
     ("numerics_test", "steps"): "list of step(...)",
     ("step", "dims"): "dict of dim name to int",
     ("step", "values"): "dict of input name to int, float or bool",
