@@ -174,6 +174,8 @@ def run(config):
         "label": config.label,
         "program": {"label": config.program_label, "sha256": digest, "size": program_manifest["pte"]["size"]},
         "bpte": manifest.file_record(out),
+        # The weights the program loads beside the .bpte (weights = "external").
+        **({"ptd": program_manifest["ptd"]} if "ptd" in program_manifest else {}),
         "reference": config.reference,
         "methods": records,
         "inputs": manifest.inputs_record(config.raw),

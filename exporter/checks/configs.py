@@ -222,6 +222,7 @@ class BundledCasesConfig:
 
     bundle, bpte, manifest   the bundled_program, its .bpte and manifest
     backends                 the program's backends (the tolerances' defaults)
+    ptd                      the program's .ptd (weights = "external"), or None
     """
 
     label: str
@@ -230,11 +231,13 @@ class BundledCasesConfig:
     manifest: str
     backends: tuple
     tolerances: Tolerances
+    ptd: str = None
 
     @classmethod
     def from_json(cls, data):
         return cls(label=data["label"], bundle=data["bundle"], bpte=data["bpte"], manifest=data["manifest"],
-                   backends=_tuple(data.get("backends")), tolerances=Tolerances.from_json(data))
+                   backends=_tuple(data.get("backends")), tolerances=Tolerances.from_json(data),
+                   ptd=data.get("ptd"))
 
 
 def golden_config(data):

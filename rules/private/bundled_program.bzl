@@ -58,8 +58,6 @@ def _model_config(where, program, methods):
 def _bundled_program_impl(ctx):
     where = message_prefix("bundled_program", ctx.label)
     program = ctx.attr.program[ExecuTorchProgramInfo]
-    if program.ptd:
-        fail(where + "{} keeps its weights in a .ptd, and ExecuTorch 1.4.1's bundled-program runtime loads no .ptd; bundle a program with weights = \"inline\"".format(program.label))
     check_one_of(where, "reference", ctx.attr.reference, REFERENCES)
     cases = _cases(where, program, json.decode(ctx.attr.inputs_json))
     quantized = [m for m in cases if program.methods[m].quantization != None]
@@ -96,7 +94,9 @@ def _bundled_program_impl(ctx):
         inputs = depset(inputs, transitive = [model_files]),
         outputs = {"bpte": bpte, "manifest": manifest},
     )
-    files = [bpte, manifest]
+
+    # A program with weights = "external" ships its .ptd beside the .bpte: the runtime loads both.
+    files = [bpte, manifest] + ([program.ptd] if program.ptd else [])
     return [
         bundled_program_info(
             label = ctx.label,
@@ -116,7 +116,8 @@ bundled_program_rule = rule(
         "program": attr.label(
             mandatory = True,
             providers = [ExecuTorchProgramInfo],
-            doc = "The executorch_program to bundle (weights inline).",
+            doc = "The executorch_program to bundle; with weights = \"external\" its .ptd is " +
+                  "an output beside the .bpte (the .bpte.json records its sha256).",
         ),
         "inputs_json": attr.string(default = "[]", doc = "The macro's inputs as JSON (set by the macro)."),
         "reference": attr.string(

@@ -17,7 +17,11 @@ def _bundled_check_config_impl(ctx):
         "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
         "atol": parse_tolerance(where, "atol", ctx.attr.atol),
     }
-    return write_test_config(ctx, config, [bundle.bpte, bundle.manifest])
+    files = [bundle.bpte, bundle.manifest]
+    if bundle.program.ptd:
+        config["ptd"] = bundle.program.ptd.short_path
+        files.append(bundle.program.ptd)
+    return write_test_config(ctx, config, files)
 
 _bundled_check_config = rule(
     implementation = _bundled_check_config_impl,
@@ -34,7 +38,8 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
     _load_bundled_program_from_buffer), and for each method and case lets the runtime load the
     bundled inputs, run the method, and compare its outputs with the bundled expected ones
     (verify_result_with_bundled_expected_output). A failing case is re-run to report the worst
-    absolute and relative error.
+    absolute and relative error. A program with its weights in a .ptd is loaded from the bundle
+    with the .ptd, and each case's outputs are judged by the same rule (docs/deployment.md).
 
     Args:
       name: the test's name.
