@@ -26,6 +26,10 @@ def test_the_benchmark_reports_its_figures(tmp_path):
     with open(RUNFILES.Rlocation("rules_torch_export/models/gru/gru_pte.budget.json"), encoding="utf-8") as f:
         budget = json.load(f)
     assert forward["planned_bytes"] == budget["figures"]["planned forward"]
+    python = figures["python"]  # the same method in ExecuTorch's Python runtime, same run
+    assert python["calls"] == 20 and 0 < python["min_ms"] <= python["p50_ms"] <= python["p90_ms"]
+    assert python["over_native_p50"] == python["p50_ms"] / forward["p50_ms"]
+    assert "x native p50" in result.stdout
 
 
 def test_a_missing_backend_fails_in_one_line_naming_the_library():

@@ -56,17 +56,15 @@ def _executorch_benchmark_impl(ctx):
     where, program = _checked_program(ctx, "executorch_benchmark")
     _at_least(where, "warmup", ctx.attr.warmup, 0)
     command = [
+        ctx.executable._benchmark.short_path,
         ctx.executable.native_runner.short_path,
         program.pte.short_path,
-        "--call",
+        program.ptd.short_path if program.ptd else "-",
         ctx.attr.method,
-        "--bench",
-        "--table",
-        "--warmup",
         str(ctx.attr.warmup),
-        "--iterations",
         str(ctx.attr.iterations),
-    ] + (["--data", program.ptd.short_path] if program.ptd else [])
+        "python" if ctx.attr.compare_python else "native-only",
+    ]
 
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
@@ -77,20 +75,34 @@ def _executorch_benchmark_impl(ctx):
         ctx.attr.warmup,
         ctx.attr.iterations,
     )
-    return [_run_script(ctx, "executorch_benchmark", program, command, lines = [banner])]
+    return [_run_script(
+        ctx,
+        "executorch_benchmark",
+        program,
+        command,
+        extra_runfiles = ctx.attr._benchmark[DefaultInfo].default_runfiles,
+        lines = [banner],
+    )]
 
 executorch_benchmark = rule(
     implementation = _executorch_benchmark_impl,
     executable = True,
     doc = """`bazel run` it to time one method of a program in ExecuTorch's native runtime.
 
-Prints a table (load time, first call, p50/p90/min per call, planned memory, peak RSS) and,
-last, the same as one line of JSON; `-- --json FILE` also writes the JSON to FILE. The method's
-inputs are synthetic, at their largest shapes (docs/native.md).""",
+Prints a table (load time, first call, p50/p90/min per call, planned memory, peak RSS), then the
+same method timed in ExecuTorch's Python runtime on the same inputs with its p50 over the native
+p50, and last all of it as one line of JSON; `-- --json FILE` also writes the JSON to FILE. The
+method's inputs are synthetic, at their largest shapes (docs/native.md).""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),
         "iterations": attr.int(default = 20, doc = "Timed calls."),
+        "compare_python": attr.bool(
+            default = True,
+            doc = "Also time the method in ExecuTorch's Python runtime (executorch.runtime), " +
+                  "in the same run; False for a program only the app's own runner can run.",
+        ),
+        "_benchmark": attr.label(default = Label("//rules/private:benchmark"), executable = True, cfg = "target"),
     }, **_RUN_ATTRS),
 )
 

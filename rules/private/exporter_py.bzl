@@ -33,6 +33,7 @@ EXPORTER_LIB = Label("//exporter:exporter_lib")
 # Every exporter module that the rules' tests and tools run, by what it does: a module that
 # moves in exporter/ changes this table only.
 EXPORTER_MODULES = {
+    "benchmark": "exporter.checks.benchmark",  # executorch_benchmark
     "budget": "exporter.checks.budget",  # program_budget_test
     "bundled_check": "exporter.checks.bundled_cases",  # bundled_program_test
     "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update

@@ -1,0 +1,108 @@
+"""What executorch_benchmark runs: one method of a program timed in ExecuTorch's native runtime
+(the native runner's --bench) and then, in this process, in ExecuTorch's Python runtime on the
+same inputs, so that the report shows what the pybindings add to each call.
+
+    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS python|native-only [--json FILE]
+
+Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
+last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a
+build output: they depend on the machine's load.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def synthetic_inputs(method_meta):
+    """The native runner's inputs (et_runner.cc, synthetic_inputs) for ExecuTorch's Python
+    runtime: each tensor at its largest shape, floats the pattern (k % 17) / 8 - 1, others 0."""
+    import torch
+
+    from exporter.core import dtypes
+
+    inputs = []
+    for i in range(method_meta.num_inputs()):
+        try:
+            meta = method_meta.input_tensor_meta(i)
+        except Exception:  # a non-tensor input (an int): the runner passes 0
+            inputs.append(0)
+            continue
+        dtype = getattr(torch, {d.code: d.torch for d in dtypes.TABLE}[meta.dtype()])
+        sizes = list(meta.sizes())
+        if dtype == torch.float32:
+            count = 1
+            for size in sizes:
+                count *= size
+            inputs.append(((torch.arange(count) % 17).float() / 8 - 1).reshape(sizes))
+        else:
+            inputs.append(torch.zeros(sizes, dtype=dtype))
+    return inputs
+
+
+def _percentile(values, p):  # as the runner computes it
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * (len(ordered) - 1) + 0.5))]
+
+
+def python_figures(pte, ptd, method, warmup, iterations):
+    """Load time, first call and p50/p90/min of `method` in ExecuTorch's Python runtime."""
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    start = time.perf_counter()
+    program = runtime.load_program(pte, data_path=ptd) if ptd else runtime.load_program(pte)
+    loaded = program.load_method(method)
+    load_ms = (time.perf_counter() - start) * 1000
+    inputs = synthetic_inputs(loaded.metadata)
+    times = []
+    for _ in range(1 + warmup + iterations):
+        start = time.perf_counter()
+        loaded.execute(inputs)
+        times.append((time.perf_counter() - start) * 1000)
+    timed = times[1 + warmup:]
+    return {"load_ms": load_ms, "first_call_ms": times[0], "p50_ms": _percentile(timed, 0.5),
+            "p90_ms": _percentile(timed, 0.9), "min_ms": min(timed), "calls": len(timed)}
+
+
+def main(argv):
+    runner, pte, ptd, method, warmup, iterations, python = argv[:7]
+    rest = argv[7:]
+    json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
+    ptd = None if ptd == "-" else ptd
+    with tempfile.TemporaryDirectory(prefix="benchmark-") as folder:
+        native_json = os.path.join(folder, "native.json")
+        command = [os.path.abspath(runner), pte, "--call", method, "--bench", "--table", "--warmup", warmup,
+                   "--iterations", iterations, "--json", native_json] + (["--data", ptd] if ptd else [])
+        result = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        if result.returncode != 0:
+            return result.returncode
+        print("\n".join(result.stdout.splitlines()[:-1]))  # its table; its JSON goes into ours
+        with open(native_json, encoding="utf-8") as f:
+            report = json.load(f)
+    if python == "python":
+        native_p50 = report["methods"][method]["p50_ms"]
+        try:
+            figures = python_figures(pte, ptd, method, int(warmup), int(iterations))
+        except Exception as e:  # e.g. a kernel only the app's runner links
+            figures = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+            print(f"python runtime: cannot run {method} ({figures['error']})")
+        else:
+            figures["over_native_p50"] = figures["p50_ms"] / native_p50
+            print(f"python runtime (executorch.runtime, same inputs): load {figures['load_ms']:.1f} ms, first call "
+                  f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
+                  f"{figures['over_native_p50']:.2f}x native p50")
+        report["python"] = figures
+    line = json.dumps(report, sort_keys=True)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as f:
+            f.write(line + "\n")
+    print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
