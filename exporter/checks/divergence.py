@@ -1,9 +1,11 @@
 """Where a failing numerics_test's .pte first departs from its reference, operator by operator.
 
-ExecuTorch's Inspector joins a runtime ETDump with the program's ETRecord, but the runtime in
-the ExecuTorch 1.4.1 wheel is built without the event tracer: its ETDump holds no events
-("No etdump data found", docs/deployment.md). So this module uses the other numerical debugger
-ExecuTorch ships, devtools.intermediate_output_tap: it makes every operator's output an extra
+ExecuTorch's Inspector joins a runtime ETDump with the program's ETRecord. The 1.4.1 runtime
+wrote no events; 1.5.1's records intermediate outputs (enable_etdump with a debug buffer, then
+Inspector.calculate_numeric_gap), but for a delegated program only each delegate call's output:
+an XNNPACK conv net gave two rows, one per DELEGATE_CALL, each covering several operators
+(docs/deployment.md, "Debug records"). So this module keeps the numerical debugger that reaches
+inside delegates, devtools.intermediate_output_tap: it makes every operator's output an extra
 output of the program (through delegates too), lowers that program for the same backends, runs
 it in the same runtime and compares each operator's value with
 
