@@ -35,6 +35,10 @@ EXPORTER_ACTIONS = {
         "mnemonic": "ExecuTorchSelectedOps",
         "worker": False,
     },
+    "tokenizer": {
+        "mnemonic": "TokenizerCheck",
+        "worker": False,
+    },
 }
 
 SHAPE_SPEC_DTYPES = [

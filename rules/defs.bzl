@@ -24,6 +24,7 @@ load(
     _GoldenUpdateInfo = "GoldenUpdateInfo",
     _ModelBundleInfo = "ModelBundleInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
+    _TokenizerInfo = "TokenizerInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
@@ -38,6 +39,8 @@ load(
     _graph_snapshot_test = "graph_snapshot_test",
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
+load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
+load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
@@ -51,6 +54,7 @@ load(
     _shape_spec = "shape_spec",
     _tensor = "tensor",
 )
+load("//rules/private:tokenizer.bzl", _tokenizer = "tokenizer")
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
 load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
 load("//rules/private:torch_quantize.bzl", _torch_quantize = "torch_quantize")
@@ -70,6 +74,11 @@ executorch_program = _executorch_program
 
 # One program per device class, with their numerics tests (docs/programs.md).
 executorch_programs = _executorch_programs
+
+# Language models for ExecuTorch's LLM runner (docs/llm.md).
+tokenizer = _tokenizer
+llm_program = _llm_program
+llm_generation_test = _llm_generation_test
 
 # Selective build: one operator list for a runtime that runs several programs (docs/deployment.md).
 executorch_selected_ops = _executorch_selected_ops
@@ -97,6 +106,7 @@ TorchModelInfo = _TorchModelInfo
 ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
 ExecuTorchProgramInfo = _ExecuTorchProgramInfo
+TokenizerInfo = _TokenizerInfo
 CalibrationDataInfo = _CalibrationDataInfo
 GoldenUpdateInfo = _GoldenUpdateInfo
 

@@ -69,6 +69,16 @@ ExecuTorchProgramInfo = provider(
     },
 )
 
+TokenizerInfo = provider(
+    doc = "A tokenizer file that ExecuTorch's LLM runner loads, checked at build time.",
+    fields = {
+        "label": "Label of the tokenizer target.",
+        "file": "The tokenizer File (tokenizer.json, tokenizer.model, a tiktoken or llama2.c file).",
+        "format": "\"huggingface\", \"sentencepiece\", \"tiktoken\" or \"llama2c\".",
+        "manifest": "The .tokenizer.json File: format, sha256, vocabulary size, bos and eos ids.",
+    },
+)
+
 BundledProgramInfo = provider(
     doc = "A bundled program (.bpte): a program with its test cases, for a device farm.",
     fields = {

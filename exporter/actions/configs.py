@@ -193,6 +193,9 @@ class LowerConfig:
                 None (the JSON has no key) keeps every one (see core/buffers.py)
     kernels     the kernel libraries the operators outside delegates must be in (core/kernels.py);
                 default the portable library of the executing venv's ExecuTorch
+    llm         for an llm_program: {"max_seq_len", "max_context_len", "tokenizer": {"label",
+                "manifest"}}, from which actions/llm.py writes the runner's constant methods;
+                else None
     """
 
     label: str
@@ -206,6 +209,7 @@ class LowerConfig:
     raw: dict
     kernels: tuple = DEFAULT_KERNELS
     method_backends: dict = None
+    llm: dict = None
 
     def backends_of(self, method):
         """The partitioners of one method."""
@@ -227,6 +231,7 @@ class LowerConfig:
             kernels=tuple(data.get("kernels") or DEFAULT_KERNELS),
             method_backends={name: tuple(b) for name, b in data["method_backends"].items()}
             if data.get("method_backends") is not None else None,
+            llm=data.get("llm"),
         )
 
 
@@ -414,3 +419,28 @@ class SelectedOpsConfig:
     @classmethod
     def from_json(cls, data):
         return cls(**_common(data), lists=tuple(data.get("lists") or ()))
+
+
+@action("tokenizer", "TokenizerCheck", worker=False)
+@dataclasses.dataclass(frozen=True)
+class TokenizerConfig:
+    """TokenizerCheck: a tokenizer file -> its manifest (outputs "manifest", "log").
+
+    src       path of the file: tokenizer.json, tokenizer.model, a tiktoken or llama2.c file
+    format    "huggingface", "sentencepiece", "tiktoken" or "llama2c" (tokenizer.LOADERS)
+    bos_id, eos_ids   the target's ids, or None / () for the tokenizer's own
+    """
+
+    label: str
+    identity: str
+    outputs: dict
+    src: str
+    format: str
+    bos_id: int
+    eos_ids: tuple
+    raw: dict
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(**_common(data), src=data["src"], format=data["format"], bos_id=data.get("bos_id"),
+                   eos_ids=tuple(data.get("eos_ids") or ()))

@@ -170,6 +170,10 @@ def lowered(config, generate_etrecord=False):
     }
     programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
     constants = dict(config.metadata, input_schema=input_schema(config.methods))
+    if config.llm:
+        from exporter.actions import llm
+
+        constants.update(llm.constants(config, programs))
     clash = sorted(set(constants) & set(programs))
     if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
@@ -190,6 +194,8 @@ def lowered(config, generate_etrecord=False):
         context = dataclasses.replace(next(iter(contexts.values())),
                                       exported=tuple(m.exported_label for m in config.methods.values()))
         raise UserError(lowering_errors.explain(e, context)) from e
+    if config.llm:
+        llm.check_context(config, programs["forward"])
     return et_program, constants, state
 
 

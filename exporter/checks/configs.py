@@ -240,6 +240,40 @@ class BundledCasesConfig:
                    ptd=data.get("ptd"))
 
 
+@dataclasses.dataclass(frozen=True)
+class GenerationTestConfig:
+    """llm_generation_test: an llm_program's greedy generation in ExecuTorch's runners.
+
+    program, pte, ptd      the llm_program, its .pte and its .ptd or None
+    tokenizer              {"label", "file", "manifest", "format"} of its tokenizer
+    model                  ModelConfig of the eager model (the program's)
+    manifest               the program's .pte.json (its constant methods: get_max_context_len)
+    prompts, max_new_tokens   what to generate
+    native_runner, native_runner_label   the native runner's path and label
+    """
+
+    label: str
+    program: str
+    pte: str
+    ptd: str
+    tokenizer: dict
+    model: ModelConfig
+    manifest: str
+    prompts: tuple
+    max_new_tokens: int
+    native_runner: str
+    native_runner_label: str
+
+    @classmethod
+    def from_json(cls, data):
+        model = ModelConfig.from_json(data["model"])
+        model = dataclasses.replace(model, import_roots=tuple(os.path.abspath(r) for r in model.import_roots))
+        return cls(label=data["label"], program=data["program"], pte=data["pte"], ptd=data.get("ptd"),
+                   tokenizer=data["tokenizer"], model=model, manifest=data["manifest"],
+                   prompts=tuple(data["prompts"]), max_new_tokens=data["max_new_tokens"],
+                   native_runner=data["native_runner"], native_runner_label=data["native_runner_label"])
+
+
 def golden_config(data):
     """The config of a golden (golden.py rewrites both kinds): BudgetConfig or SnapshotConfig."""
     return (BudgetConfig if data.get("kind") == "budget" else SnapshotConfig).from_json(data)

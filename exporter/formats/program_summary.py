@@ -96,12 +96,16 @@ _SCALAR_FIELDS = {"Int": "int_val", "Bool": "bool_val", "Double": "double_val", 
 
 def constant_value(plan):
     """The value a constant method returns (ExecuTorch's constant_methods: no inputs, no
-    instructions, one scalar output), or None for a method that computes."""
-    if len(plan.inputs) or any(len(chain.instructions) for chain in plan.chains) or len(plan.outputs) != 1:
+    instructions, scalar outputs), or None for a method that computes. A list of ints (an LLM's
+    get_eos_ids) is one output per item, so it reads back as a list; a list of one, as its item."""
+    if len(plan.inputs) or any(len(chain.instructions) for chain in plan.chains) or not len(plan.outputs):
         return None
-    value = plan.values[plan.outputs[0]].val
-    field = _SCALAR_FIELDS.get(kind(value)) if value is not None else None
-    return getattr(value, field) if field else None
+    values = [plan.values[i].val for i in plan.outputs]
+    fields = [_SCALAR_FIELDS.get(kind(v)) if v is not None else None for v in values]
+    if None in fields or (len(values) > 1 and set(fields) != {"int_val"}):
+        return None
+    found = [getattr(v, f) for v, f in zip(values, fields)]
+    return found[0] if len(found) == 1 else found
 
 
 def constants(program):

@@ -1,6 +1,6 @@
 """executorch_program: lowers a torch_export's .pt2 to an ExecuTorch .pte. Never re-exports."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "executorch_program_info")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":configs.bzl", "exported_config")
@@ -47,8 +47,13 @@ def _metadata(ctx, where, methods):
             fail(where + "metadata key {} is not an identifier; an app reads it as a method of that name".format(repr(key)))
         if key in methods or key == INPUT_SCHEMA:
             fail(where + "metadata key {} has the name of a method of the program; rename the key".format(repr(key)))
+        if type(value) == "list" and value and not [v for v in value if type(v) != "int"]:
+            continue  # a list of ints, e.g. an LLM's get_eos_ids: the method returns each
         if type(value) not in ("int", "string", "bool", "float"):
-            fail(where + "metadata[{}] is a {}; give an int, float, bool or string (encode structures as a JSON string)".format(repr(key), type(value)))
+            kind = type(value)
+            if kind == "list":
+                kind = "list of " + ", ".join(sorted({type(v): None for v in value}.keys())) if value else "empty list"
+            fail(where + "metadata[{}] is a {}; give an int, float, bool, string or a non-empty list of ints (encode structures as a JSON string)".format(repr(key), kind))
     return metadata
 
 def _kernels_config(ctx, where):
@@ -148,6 +153,13 @@ def _executorch_program_impl(ctx):
         config["initialized_buffers"] = initialized_buffers
     kernels, kernel_inputs = _kernels_config(ctx, where)
     config["kernels"] = kernels
+    if ctx.attr.llm_json:  # an llm_program: the lowering writes the runner's constant methods
+        tokenizer = ctx.attr.tokenizer[TokenizerInfo]
+        config["llm"] = dict(
+            json.decode(ctx.attr.llm_json),
+            tokenizer = {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
+        )
+        kernel_inputs = kernel_inputs + [tokenizer.manifest]
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
     log = run_exporter(
         ctx,
@@ -234,6 +246,8 @@ executorch_program_rule = rule(
             allow_files = [".yaml"],
             doc = "Kernel list YAMLs of the app's own kernels (set by the macro from `kernels`).",
         ),
+        "llm_json": attr.string(doc = "For llm_program: max_seq_len and max_context_len as JSON (set by llm_program)."),
+        "tokenizer": attr.label(providers = [TokenizerInfo], doc = "For llm_program: the tokenizer whose ids the program records (set by llm_program)."),
         "summary": attr.bool(
             default = False,
             doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
@@ -273,8 +287,9 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
       exported: the torch_export (or torch_quantize) to lower as the method `forward`.
       methods: instead of exported, {method name: torch_export label}, e.g. {"forward":
         ":encoder_ep", "decode": ":decoder_ep"}: one .pte whose methods share equal weights.
-      metadata: {name: int, bool or string}, each written as a constant method the app reads,
-        e.g. {"model_version": 3}; a name may not be a method's.
+      metadata: {name: int, float, bool, string or list of ints}, each written as a constant
+        method the app reads, e.g. {"model_version": 3, "get_eos_ids": [2]}; a name may not be
+        a method's.
       initialized_buffers: for a program that mutates buffers (a KV cache): the buffers whose
         initial value the .pte keeps, by full name ("blocks.0.k_cache") or last part
         ("k_cache"). Default None keeps every mutated buffer's, so the first call sees the
@@ -317,5 +332,8 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         backends = backends,
         per_method_backends = per_method,
         method_backends = method_backends,
+        # Only llm_program sets these (rules/private/llm_program.bzl).
+        llm_json = kwargs.pop("llm_json", ""),
+        tokenizer = kwargs.pop("tokenizer", None),
         **kwargs
     )

@@ -36,6 +36,7 @@ EXPORTER_MODULES = {
     "benchmark": "exporter.checks.benchmark",  # executorch_benchmark
     "budget": "exporter.checks.budget",  # program_budget_test
     "bundled_check": "exporter.checks.bundled_cases",  # bundled_program_test
+    "generation": "exporter.checks.generation",  # llm_generation_test
     "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
     "numerics": "exporter.checks.numerics",  # numerics_test
     "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile

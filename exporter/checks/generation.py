@@ -1,0 +1,116 @@
+"""The runner behind llm_generation_test: an llm_program generates, greedily, in ExecuTorch's
+LLM runner (TextLLMRunner: C++ code behind Python bindings, the runner of ExecuTorch's demo
+apps) and in the native runner (//native:et_runner --generate), and both must give the eager
+model's tokens, token for token. Prints each prompt's text and tokens per second.
+
+The eager side follows the runner's rules: the prompt is encoded by the runner's own tokenizer
+library without begin or end tokens, its logits' last row gives the first new token, then one
+token per call at the next position, until an end id or max_new_tokens (capped so that prompt
+and output fit in get_max_context_len).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+from exporter.actions import tokenizer
+from exporter.checks import configs, etvals
+
+
+def eager_tokens(model, prompt, count, eos_ids):
+    """Greedy ids after `prompt` (ids) from the eager model, as the runner stops."""
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt]), torch.arange(len(prompt)))
+        out = [int(logits[0, -1].argmax())]
+        while len(out) < count and out[-1] not in eos_ids:
+            position = len(prompt) + len(out) - 1
+            logits = model(torch.tensor([[out[-1]]]), torch.tensor([position]))
+            out.append(int(logits[0, -1].argmax()))
+    return out
+
+
+def runner_pieces(config, prompt, count):
+    """(pieces the LLM runner's token callback gave, seconds to the first, seconds between the
+    first and the last)."""
+    from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
+    runner = TextLLMRunner(config.pte, config.tokenizer["file"], config.ptd) if config.ptd else \
+        TextLLMRunner(config.pte, config.tokenizer["file"])
+    settings = GenerationConfig()
+    settings.max_new_tokens, settings.temperature, settings.echo = count, 0.0, False
+    pieces, times = [], []
+
+    def on_token(piece):
+        times.append(time.perf_counter())
+        pieces.append(piece)
+
+    start = time.perf_counter()
+    runner.generate(prompt, settings, token_callback=on_token)
+    return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
+
+
+def native_tokens(config, prompt, count):
+    """(ids, report) from the native runner's --generate (median of 3 runs after 1 warm-up)."""
+    with tempfile.TemporaryDirectory(prefix="generate-") as folder:
+        given, got, report = (os.path.join(folder, f) for f in ("prompt.etvals", "tokens.etvals", "report.json"))
+        etvals.write(given, [torch.tensor(prompt, dtype=torch.long)])
+        command = [os.path.abspath(config.native_runner), config.pte, "--generate", f"forward={given}:{got}",
+                   "--max-new-tokens", str(count), "--bench", "--warmup", "1", "--iterations", "3", "--json", report]
+        command += ["--data", config.ptd] if config.ptd else []
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            lines = [line for line in result.stderr.splitlines() if line.startswith("et_runner:")]
+            raise ValueError(f"the native runner failed: {(lines or result.stderr.strip().splitlines() or ['?'])[-1]}")
+        with open(report, encoding="utf-8") as f:
+            return [int(i) for i in etvals.read(got)[0].tolist()], json.load(f)["generate"]
+
+
+def run(config):
+    """(ok, report text) of a configs.GenerationTestConfig."""
+    from exporter.core.model_loader import load_model
+
+    with open(config.tokenizer["manifest"], encoding="utf-8") as f:
+        eos_ids = json.load(f)["eos_ids"]
+    with open(config.manifest, encoding="utf-8") as f:
+        max_context_len = json.load(f)["constant_methods"].get("get_max_context_len")
+    if max_context_len is None:
+        raise ValueError(f"{config.program} has no get_max_context_len; make it with llm_program")
+    runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
+    lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner) and the native "
+             f"runner ({config.native_runner_label}), greedy, against the eager model {config.model.label}"]
+    ok = True
+    for prompt in config.prompts:
+        ids = runner_tokenizer.encode(prompt, 0, 0)
+        count = min(config.max_new_tokens, max_context_len - len(ids))
+        expected = eager_tokens(load_model(config.model), ids, count, eos_ids)  # a fresh cache each
+        pieces = [runner_tokenizer.decode(token) for token in expected]  # as the runner's callback gets them
+        lines.append(f"  prompt {prompt!r} ({len(ids)} tokens): eager continues {''.join(pieces)!r} ({len(expected)} tokens)")
+        got, first, rest = runner_pieces(config, prompt, count)
+        same = got == pieces
+        ok = ok and same
+        rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
+        lines.append(f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
+                     f"after {first * 1000:.1f} ms{rate}")
+        native, figures = native_tokens(config, ids, count)
+        same = native[:len(expected)] == expected
+        ok = ok and same
+        lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
+                     f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode {figures['decode_tokens_per_s']:.0f} "
+                     f"tokens/s (median of {figures['runs']} runs)")
+    if not ok:
+        lines.append("The program does not generate what the model generates: check the model's forward against "
+                     "the runner's contract (docs/llm.md), then the numerics_test of the program.")
+    return ok, "\n".join(lines) + "\n"
+
+
+def main(argv):
+    return configs.main(argv, configs.GenerationTestConfig, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,81 @@
+"""What an llm_program's build refuses, one line each naming the target and the fix: a tokenizer
+the runner cannot load, an id outside its vocabulary, a vocabulary larger than the model's, and
+a context longer than the model's cache. The checks run here on the real tokenizer and export."""
+
+import json
+
+import pytest
+from runfiles import Runfiles
+
+from exporter.actions import configs, llm, tokenizer
+from exporter.core.errors import UserError
+from exporter.formats import pt2
+
+RUNFILES = Runfiles.Create()
+
+
+def _path(name):
+    return RUNFILES.Rlocation(f"rules_torch_export/models/llm/{name}")
+
+
+def _tokenizer_config(tmp_path, src, **fields):
+    identity = tmp_path / "identity.txt"  # the toolchain's identity file, as the manifest reads it
+    identity.write_text("python 3.11.7\nexecutorch==1.5.1\n")
+    return configs.TokenizerConfig.from_json(dict({
+        "label": "//pkg:tok", "identity": str(identity), "src": src,
+        "format": "huggingface", "outputs": {"manifest": str(tmp_path / "tok.json")}}, **fields))
+
+
+def test_the_tokenizer_manifest_has_the_runners_ids(tmp_path):
+    tokenizer.run(_tokenizer_config(tmp_path, _path("tokenizer.json")))
+    written = json.loads((tmp_path / "tok.json").read_text())
+    assert (written["vocab_size"], written["bos_id"], written["eos_ids"]) == (96, 0, [1])
+
+
+def test_an_id_outside_the_vocabulary_names_the_attribute(tmp_path):
+    with pytest.raises(UserError) as e:
+        tokenizer.run(_tokenizer_config(tmp_path, _path("tokenizer.json"), eos_ids=[1, 96]))
+    assert str(e.value) == ("tokenizer //pkg:tok: eos_ids has 96, outside the vocabulary of tokenizer.json "
+                            "(ids 0 to 95); set eos_ids to the id of that token in the file")
+
+
+def test_a_file_the_runner_cannot_load_says_so(tmp_path):
+    with pytest.raises(UserError) as e:
+        tokenizer.run(_tokenizer_config(tmp_path, _path("tokenizer_corpus.txt")))
+    assert str(e.value).startswith("tokenizer //pkg:tok: ExecuTorch's runner cannot load tokenizer_corpus.txt as a "
+                                   "huggingface tokenizer (")
+    assert not (tmp_path / "tok.json").exists()
+
+
+def _lower_config(tmp_path, vocab_size=96, max_context_len=32):
+    manifest = tmp_path / "tok.json"
+    manifest.write_text(json.dumps({"vocab_size": vocab_size, "bos_id": 0, "eos_ids": [1]}))
+    return configs.LowerConfig.from_json({
+        "label": "//pkg:lm", "identity": "-", "exported_label": "//pkg:lm_ep", "pt2": "-",
+        "llm": {"max_seq_len": 32, "max_context_len": max_context_len,
+                "tokenizer": {"label": "//pkg:tok", "manifest": str(manifest)}}})
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return pt2.load(_path("tiny_lm_llm_ep.pt2"))
+
+
+def test_the_constants_come_from_the_model_and_the_tokenizer(tmp_path, exported):
+    constants = llm.constants(_lower_config(tmp_path), {"forward": exported})
+    assert constants["get_vocab_size"] == 96 and constants["get_eos_ids"] == [1]
+
+
+def test_a_tokenizer_larger_than_the_model_fails(tmp_path, exported):
+    with pytest.raises(UserError) as e:
+        llm.constants(_lower_config(tmp_path, vocab_size=200), {"forward": exported})
+    assert str(e.value).startswith("llm_program //pkg:lm: tokenizer //pkg:tok has 200 tokens but the model's logits "
+                                   "have 96; use the tokenizer the model was trained with")
+
+
+def test_a_context_beyond_the_cache_fails(tmp_path, exported):
+    with pytest.raises(UserError) as e:
+        llm.check_context(_lower_config(tmp_path, max_context_len=64), exported)
+    assert str(e.value).startswith("llm_program //pkg:lm: the model cannot take a token at position 63 "
+                                   "(max_context_len - 1): ")
+    assert str(e.value).endswith("; set max_seq_len (and max_context_len) to at most the model's cache length")

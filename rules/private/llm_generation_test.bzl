@@ -1,0 +1,79 @@
+"""llm_generation_test: an llm_program generates the eager model's tokens in ExecuTorch's LLM
+runner and in the native runner (exporter/checks/generation.py)."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load(":config_test.bzl", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":configs.bzl", "model_config")
+load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
+load(":exporter_py.bzl", "EXPORTER_MODULES")
+
+def _generation_config_impl(ctx):
+    where = test_prefix("llm_generation_test", ctx)
+    program = ctx.attr.program[ExecuTorchProgramInfo]
+    tokenizer = ctx.attr.tokenizer[TokenizerInfo]
+    if not ctx.attr.prompts or [p for p in ctx.attr.prompts if not p]:
+        fail(where + "prompts must be a non-empty list of non-empty strings, e.g. [\"The runner\"]")
+    if ctx.attr.max_new_tokens < 1:
+        fail(where + "max_new_tokens = {} is too small; use at least 1".format(ctx.attr.max_new_tokens))
+    if "forward" not in program.methods:
+        fail(where + "{} has no method forward; give an llm_program".format(program.label))
+    model, model_files = model_config(program.methods["forward"].model, runfiles = True)
+    config = {
+        "label": ctx.attr.test_label,
+        "program": str(program.label),
+        "pte": program.pte.short_path,
+        "ptd": program.ptd.short_path if program.ptd else None,
+        "manifest": program.manifest.short_path,
+        "tokenizer": {
+            "label": str(tokenizer.label),
+            "file": tokenizer.file.short_path,
+            "manifest": tokenizer.manifest.short_path,
+            "format": tokenizer.format,
+        },
+        "model": model,
+        "prompts": ctx.attr.prompts,
+        "max_new_tokens": ctx.attr.max_new_tokens,
+        "native_runner": ctx.executable.native_runner.short_path,
+        "native_runner_label": str(ctx.attr.native_runner.label),
+    }
+    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ([program.ptd] if program.ptd else [])
+    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = ctx.attr.native_runner[DefaultInfo].default_runfiles)
+
+_generation_config = rule(
+    implementation = _generation_config_impl,
+    doc = "Writes the JSON config that exporter/checks/generation.py reads (set up by llm_generation_test).",
+    attrs = config_test_attrs(dict({
+        "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The llm_program."),
+        "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "Its tokenizer."),
+        "prompts": attr.string_list(doc = "The prompts."),
+        "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
+    }, **NATIVE_RUNNER_ATTRS)),
+)
+
+def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, native_runner = None, **kwargs):
+    """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
+
+    Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
+    against the eager model. The LLM runner is ExecuTorch's TextLLMRunner (its C++ runner, through Python bindings), given
+    the .pte and the tokenizer file as an app gives them; the native runner is //native:et_runner
+    --generate. The test prints each prompt's continuation and tokens per second (docs/llm.md).
+
+    Args:
+      name: the test's name.
+      program: an llm_program target.
+      tokenizer: the tokenizer target the program was made with.
+      prompts: the prompts, e.g. ["The runner reads"].
+      max_new_tokens: tokens to generate per prompt (fewer when the context is full or the model
+        ends the text).
+      native_runner: the native runner; default //native:et_runner.
+      **kwargs: passed to the py_test (tags, size, timeout, ...).
+    """
+    _generation_config(
+        program = program,
+        tokenizer = tokenizer,
+        prompts = prompts,
+        max_new_tokens = max_new_tokens,
+        native_runner = native_runner,
+        **config_target_attrs(name, kwargs)
+    )
+    config_test(name, module = EXPORTER_MODULES["generation"], **kwargs)

@@ -1,0 +1,67 @@
+"""llm_program: a language model as a program that ExecuTorch's LLM runner (TextLLMRunner, the
+runner in ExecuTorch's Android and iOS demo apps) loads with its tokenizer."""
+
+load(":checks.bzl", "macro_label")
+load(":executorch_program.bzl", "executorch_program")
+load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
+load(":torch_export.bzl", "torch_export")
+
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = ["xnnpack"], strict = False, **kwargs):
+    """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
+
+    The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
+    those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
+    serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
+    declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1), the export
+    (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
+    get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
+    get_eos_ids (from the tokenizer), use_kv_cache and enable_dynamic_shape. The build fails when
+    the tokenizer's vocabulary is larger than the model's, or when the model cannot take a token
+    at position max_context_len - 1 (docs/llm.md).
+
+    Args:
+      name: the program's name.
+      model: the torch_model whose forward is (tokens, input_pos) -> logits.
+      tokenizer: the tokenizer target the app loads with the program.
+      max_seq_len: the most tokens the runner feeds in one call, plus one (the runner's
+        get_max_seq_len); at least 2.
+      max_context_len: the most positions the cache holds (the runner's get_max_context_len);
+        default max_seq_len.
+      backends: as executorch_program's; default ["xnnpack"].
+      strict: as torch_export's.
+      **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
+    """
+    where = "llm_program {}: ".format(macro_label(name))
+    if type(max_seq_len) != "int" or max_seq_len < 2:
+        fail(where + "max_seq_len = {} must be an int of at least 2 (the runner calls with up to max_seq_len - 1 tokens)".format(repr(max_seq_len)))
+    max_context_len = max_context_len or max_seq_len
+    if type(max_context_len) != "int" or max_context_len < max_seq_len:
+        fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
+    visibility = kwargs.get("visibility")
+    tags = kwargs.get("tags")
+    shape_spec(
+        name = name + "_spec",
+        dims = {"seq": dim(min = 1, max = max_seq_len - 1)},
+        inputs = {
+            "tokens": tensor([1, "seq"], dtype = "int64"),
+            "input_pos": tensor(["seq"], dtype = "int64", fill = 0),
+        },
+        tags = tags,
+        visibility = visibility,
+    )
+    torch_export(
+        name = name + "_ep",
+        model = model,
+        shapes = ":" + name + "_spec",
+        strict = strict,
+        tags = tags,
+        visibility = visibility,
+    )
+    executorch_program(
+        name = name,
+        exported = ":" + name + "_ep",
+        backends = backends,
+        tokenizer = tokenizer,
+        llm_json = json.encode({"max_context_len": max_context_len, "max_seq_len": max_seq_len}),
+        **kwargs
+    )
