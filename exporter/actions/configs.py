@@ -98,12 +98,15 @@ class ModelConfig:
 
 @dataclasses.dataclass(frozen=True)
 class ExportOptions:
-    """torch_export's options: strict (TorchDynamo) tracing, the IR, and its decompositions."""
+    """torch_export's options: strict (TorchDynamo) tracing, the IR, its decompositions, and the
+    eager model's weight quantization before export ("" for none; actions/eager_quantize.py)."""
 
     strict: bool = False
     ir: str = "training"
     decompose: tuple = ()
     keep: tuple = ()
+    quantize: str = ""
+    group_size: int = 32
 
     @classmethod
     def from_json(cls, data):
@@ -113,11 +116,17 @@ class ExportOptions:
             ir=data.get("ir", "training"),
             decompose=tuple(data.get("decompose", ())),
             keep=tuple(data.get("keep", ())),
+            quantize=data.get("quantize") or "",
+            group_size=int(data.get("group_size") or 32),
         )
 
     def to_json(self):
-        """The manifest's "export" record."""
-        return {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose), "keep": list(self.keep)}
+        """The manifest's "export" record (quantize only when set, so that other manifests keep
+        their bytes)."""
+        record = {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose), "keep": list(self.keep)}
+        if self.quantize:
+            record.update(quantize=self.quantize, group_size=self.group_size)
+        return record
 
 
 @action("export", "TorchExport")

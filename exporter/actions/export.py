@@ -136,6 +136,12 @@ def warm_up(then=None):
 def run(config):
     """Runs the action for an ExportConfig."""
     module = load_model(config.model)
+    extra = {}
+    if config.options.quantize:
+        from exporter.actions import eager_quantize
+
+        extra["eager_quantization"] = eager_quantize.apply(module, config.options.quantize,
+                                                           config.options.group_size, config.label)
     spec = config.spec
     inputs = shape_spec.build_inputs(spec, module.forward, config.spec_label)
     ep = _export(module, inputs, config)
@@ -145,6 +151,7 @@ def run(config):
     write_pt2(ep, config, (dims, range_constraints, specialised), {
         "model": {"label": config.model.label, "entry": config.model.entry},
         "export": config.options.to_json(),
+        **extra,
     })
 
 

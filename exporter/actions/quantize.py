@@ -24,6 +24,9 @@ SCHEMES = {
     "int8_static_per_channel": ({"is_per_channel": True, "is_dynamic": False}, True),
     "int8_static_per_tensor": ({"is_per_channel": False, "is_dynamic": False}, True),
     "int8_dynamic_per_channel": ({"is_per_channel": True, "is_dynamic": True}, False),
+    # int4 weights (the range -8..7) in int8 storage, one scale per channel, dynamic activations:
+    # the 4-bit scheme a PT2E quantizer can apply to a .pt2 alone (for groups, torch_export's quantize).
+    "int4_dynamic_per_channel": ({"is_per_channel": True, "is_dynamic": True, "weight_qmin": -8, "weight_qmax": 7}, False),
 }
 
 

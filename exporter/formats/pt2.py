@@ -61,7 +61,16 @@ def load(path):
     # module registers the same ones in 1.5 s).
     import torch.ao.quantization.fx._decomposed  # noqa: F401
 
-    ep = torch.export.load(path)
+    try:
+        ep = torch.export.load(path)
+    except Exception:
+        # A model quantized before export (torch_export's quantize) calls torchao's operators,
+        # which only importing torchao registers (1.5 s, so only for such programs).
+        if not any(name.startswith("torchao.") for name in unresolved_operators(path)):
+            raise
+        import torchao.quantization  # noqa: F401
+
+        ep = torch.export.load(path)
     _drop_derived_ranges_from_shape_env(ep)
     return ep
 

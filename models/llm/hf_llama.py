@@ -29,12 +29,12 @@ def exportable(model, max_cache_len):
     return ForRunner(wrapper.model).eval()
 
 
-def hf_llama(vocab=96, hidden=64, layers=2, heads=4, kv_heads=2, max_cache_len=32):
+def hf_llama(vocab=96, hidden=128, layers=2, heads=4, kv_heads=2, max_cache_len=32):
     """The zoo's Llama: grouped-query attention, RoPE, RMSNorm and SwiGLU, as Llama 3 has them."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
+    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=4 * hidden,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
                          max_position_embeddings=2 * max_cache_len, bos_token_id=0, eos_token_id=1,
                          pad_token_id=1)

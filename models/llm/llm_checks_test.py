@@ -1,6 +1,10 @@
 """What an llm_program's build refuses, one line each naming the target and the fix: a tokenizer
 the runner cannot load, an id outside its vocabulary, a vocabulary larger than the model's, and
-a context longer than the model's cache. The checks run here on the real tokenizer and export."""
+a context longer than the model's cache. The checks run here on the real tokenizer and export.
+Also: the zoo's 4-bit programs are at least 4x smaller than their float ones, and their
+manifests say which layers were quantized."""
+
+import os
 
 import json
 
@@ -79,3 +83,18 @@ def test_a_context_beyond_the_cache_fails(tmp_path, exported):
     assert str(e.value).startswith("llm_program //pkg:lm: the model cannot take a token at position 63 "
                                    "(max_context_len - 1): ")
     assert str(e.value).endswith("; set max_seq_len (and max_context_len) to at most the model's cache length")
+
+
+@pytest.mark.parametrize("program", ["tiny_lm_llm", "hf_llama_llm"])
+def test_the_4bit_program_is_at_least_4x_smaller_than_float(program):
+    float_bytes = os.path.getsize(_path(f"{program}.pte"))
+    four_bit = os.path.getsize(_path(f"{program}_4bit.pte"))
+    print(f"{program}: {float_bytes} B float, {four_bit} B 8da4w: {float_bytes / four_bit:.2f}x")
+    assert float_bytes >= 4 * four_bit
+
+
+def test_the_manifest_names_the_quantized_layers():
+    with open(_path("tiny_lm_llm_4bit_ep.pt2.json"), encoding="utf-8") as f:
+        record = json.load(f)["eager_quantization"]
+    # Every linear layer: 4 per block in 2 blocks, and the head; none left float.
+    assert record == {"scheme": "8da4w", "group_size": 32, "layers": 9, "float_layers": {}}

@@ -6,7 +6,7 @@ load(":executorch_program.bzl", "executorch_program")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "torch_export")
 
-def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = ["xnnpack"], strict = False, **kwargs):
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = ["xnnpack"], strict = False, quantize = None, group_size = 32, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
@@ -29,6 +29,9 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         default max_seq_len.
       backends: as executorch_program's; default ["xnnpack"].
       strict: as torch_export's.
+      quantize: as torch_export's: "8da4w" for int4 weights in groups (with int8 dynamic
+        activations), "8da8w", or None for float weights.
+      group_size: as torch_export's; default 32.
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     where = "llm_program {}: ".format(macro_label(name))
@@ -54,6 +57,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         model = model,
         shapes = ":" + name + "_spec",
         strict = strict,
+        quantize = quantize,
+        group_size = group_size,
         tags = tags,
         visibility = visibility,
     )

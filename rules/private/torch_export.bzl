@@ -2,12 +2,15 @@
 
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "message_prefix")
+load(":checks.bzl", "check_one_of", "message_prefix")
 load(":configs.bzl", "model_config")
 load(":exporter_action.bzl", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
 
 IRS = ["training", "inference", "core_aten"]
+
+# exporter/actions/eager_quantize.py's SCHEMES (//tests/starlark:parity_test checks they agree).
+QUANTIZE_SCHEMES = ["8da4w", "8da8w"]
 
 def _check_op_names(where, attr_name, names):
     for name in names:
@@ -69,6 +72,13 @@ def _torch_export_impl(ctx):
         "decompose": ctx.attr.decompose,
         "keep": ctx.attr.keep,
     }
+    quantization = None
+    if ctx.attr.quantize:  # only then, so that other programs' configs keep their bytes
+        check_one_of(message_prefix("torch_export", ctx.label), "quantize", ctx.attr.quantize, QUANTIZE_SCHEMES, fix = "or remove it for float weights")
+        if ctx.attr.group_size < 1:
+            fail(message_prefix("torch_export", ctx.label) + "group_size = {} must be at least 1, e.g. 32".format(ctx.attr.group_size))
+        options.update(quantize = ctx.attr.quantize, group_size = ctx.attr.group_size)
+        quantization = {"quantizer": "torchao (eager, before export)", "scheme": "{} (group {})".format(ctx.attr.quantize, ctx.attr.group_size)}
     log = run_exporter(
         ctx,
         command = "export",
@@ -81,7 +91,7 @@ def _torch_export_impl(ctx):
         inputs = model_files,
         outputs = outputs,
     )
-    return exported_program_providers(ctx, outputs, log, model = model, spec = spec, options = options, quantization = None, calibration = None)
+    return exported_program_providers(ctx, outputs, log, model = model, spec = spec, options = options, quantization = quantization, calibration = None)
 
 torch_export = rule(
     implementation = _torch_export_impl,
@@ -108,6 +118,13 @@ torch_export = rule(
             doc = "Operators that ir = \"core_aten\" keeps intact instead of decomposing, e.g. " +
                   "[\"aten.linear.default\"].",
         ),
+        "quantize": attr.string(
+            doc = "Quantize the eager model's linear layers with torchao before export: \"8da4w\" " +
+                  "(int8 dynamic activations, int4 weights per group: ExecuTorch's LLM scheme) or " +
+                  "\"8da8w\"; a layer whose input width group_size does not divide stays float, " +
+                  "and the manifest says so (docs/quantization.md).",
+        ),
+        "group_size": attr.int(default = 32, doc = "The weights per quantization group, with quantize."),
     },
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],

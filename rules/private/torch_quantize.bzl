@@ -15,6 +15,7 @@ SCHEMES = {
     "int8_static_per_channel": True,
     "int8_static_per_tensor": True,
     "int8_dynamic_per_channel": False,
+    "int4_dynamic_per_channel": False,
 }
 
 def _check(ctx):

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from exporter.actions import configs, lower, quantize
+from exporter.actions import configs, eager_quantize, lower, quantize
 from exporter.core import determinism, dtypes, kernels, shape_spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
@@ -50,6 +50,7 @@ def test_quantizers_and_schemes_agree():
     assert FACTS["quantizers"] == list(quantize.QUANTIZERS)
     # The rule knows which schemes need calibration; the exporter knows their settings.
     assert FACTS["schemes"] == {name: needs for name, (_, needs) in quantize.SCHEMES.items()}
+    assert FACTS["eager_quantize_schemes"] == list(eager_quantize.SCHEMES)  # torch_export's quantize
 
 
 def test_the_actions_math_environment_agrees():

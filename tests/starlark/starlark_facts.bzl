@@ -9,7 +9,7 @@ load("//rules/private:exporter_action.bzl", "REPRODUCIBLE_MATH_ENV")  # buildifi
 load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
 load("//rules/private:shape_spec.bzl", "AUTO", "DYNAMIC", "STATIC")  # buildifier: disable=bzl-visibility
 load("//rules/private:shape_spec_check.bzl", "DTYPES", "HINTS", "MAX_VALUES")  # buildifier: disable=bzl-visibility
-load("//rules/private:torch_export.bzl", "IRS")  # buildifier: disable=bzl-visibility
+load("//rules/private:torch_export.bzl", "IRS", "QUANTIZE_SCHEMES")  # buildifier: disable=bzl-visibility
 load("//rules/private:torch_quantize.bzl", "QUANTIZERS", "SCHEMES")  # buildifier: disable=bzl-visibility
 load("//tests/starlark/shape_spec:expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
@@ -30,6 +30,7 @@ def _starlark_facts_impl(ctx):
         "max_values": MAX_VALUES,
         "backends": BACKENDS,
         "irs": IRS,
+        "eager_quantize_schemes": QUANTIZE_SCHEMES,
         "quantizers": QUANTIZERS,
         "schemes": SCHEMES,
         "reproducible_math_env": REPRODUCIBLE_MATH_ENV,
@@ -39,5 +40,5 @@ def _starlark_facts_impl(ctx):
 
 starlark_facts = rule(
     implementation = _starlark_facts_impl,
-    doc = "Writes <name>.json: parsed expressions, DTYPES, HINTS, MAX_VALUES, BACKENDS, IRS, QUANTIZERS, SCHEMES, KERNEL_LIBRARIES and the actions' math environment.",
+    doc = "Writes <name>.json: parsed expressions, DTYPES, HINTS, MAX_VALUES, BACKENDS, IRS, QUANTIZE_SCHEMES, QUANTIZERS, SCHEMES, KERNEL_LIBRARIES and the actions' math environment.",
 )
