@@ -66,6 +66,7 @@ ExecuTorchProgramInfo = provider(
                         "ExecuTorch's selective build takes.",
         "etrecord": "File: <name>.etrecord, ExecuTorch's ETRecord of the program (built only " +
                     "when something asks for it).",
+        "tokenizer": "The TokenizerInfo of an llm_program (the app loads it with the program), or None.",
     },
 )
 
@@ -247,6 +248,7 @@ def executorch_program_info(**fields):
         "ptd": _type("File", "NoneType"),
         "selected_ops": _type("File"),
         "etrecord": _type("File"),
+        "tokenizer": _info("TokenizerInfo", "format", none = True),
     }, fields)
 
 def bundled_program_info(**fields):

@@ -8,8 +8,9 @@ The folder then holds `<sha256>.pte` (or .pt2) per distinct program and index.js
   {"format": "rules_torch_export/bundle-index/1", "label": "//app:bundle",
    "programs": {"//zoo:mlp_pte": {"file": "<sha256>.pte", "sha256": ..., "size": ..., ...}}}
 A program with external weights ("ptd": its .ptd) also gets `<sha256>.ptd`, named in its
-entry's "ptd". Equal programs and equal weights are stored once. Everything is sorted, so the
-folder's bytes depend only on the programs.
+entry's "ptd"; an llm_program ("tokenizer": {"file", "manifest"}) gets its tokenizer as
+`<sha256>` plus the file's own suffix (.json, .model), named in its entry's "tokenizer". Equal
+files are stored once. Everything is sorted, so the folder's bytes depend only on the programs.
 """
 
 import json
@@ -55,7 +56,22 @@ def index_entry(program, sha256_file):
             raise BundleError(f"{program['label']}: {os.path.basename(program['ptd'])} has sha256 "
                               f"{weights}, but its manifest records another; rebuild it")
         entry["ptd"] = {"file": f"{weights}.ptd", "sha256": weights, "size": os.path.getsize(program["ptd"])}
+    if program.get("tokenizer"):
+        entry["tokenizer"] = _tokenizer_entry(program, sha256_file)
     return entry
+
+
+def _tokenizer_entry(program, sha256_file):
+    """The index record of an llm_program's tokenizer, checked against its manifest."""
+    path = program["tokenizer"]["file"]
+    with open(program["tokenizer"]["manifest"], encoding="utf-8") as f:
+        recorded = json.load(f)
+    digest = sha256_file(path)
+    if recorded["file"]["sha256"] != digest:
+        raise BundleError(f"{program['label']}: its tokenizer {os.path.basename(path)} has sha256 {digest}, but "
+                          f"the tokenizer's manifest records another; rebuild it")
+    return {"file": digest + os.path.splitext(path)[1], "sha256": digest, "size": os.path.getsize(path),
+            "format": recorded["tokenizer_format"], "bos_id": recorded["bos_id"], "eos_ids": recorded["eos_ids"]}
 
 
 def build(config, sha256_file):
@@ -68,6 +84,8 @@ def build(config, sha256_file):
         copies = [(program["file"], entry["file"])]
         if "ptd" in entry:
             copies.append((program["ptd"], entry["ptd"]["file"]))
+        if "tokenizer" in entry:
+            copies.append((program["tokenizer"]["file"], entry["tokenizer"]["file"]))
         for source, name in copies:
             target = os.path.join(out, name)
             if not os.path.exists(target):  # equal files (shared weights) are stored once

@@ -194,6 +194,7 @@ def _executorch_program_impl(ctx):
             ptd = ptd,
             selected_ops = outputs["selected_ops"],
             etrecord = etrecord,
+            tokenizer = ctx.attr.tokenizer[TokenizerInfo] if ctx.attr.tokenizer else None,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(

@@ -32,6 +32,10 @@ def _model_bundle_impl(ctx):
         if ptd:  # external weights: the app needs them too; equal ones are stored once
             entries[label]["ptd"] = ptd.path
             inputs.append(ptd)
+        tokenizer = getattr(info, "tokenizer", None)
+        if tokenizer:  # an llm_program's tokenizer ships beside it, named like the weights
+            entries[label]["tokenizer"] = {"file": tokenizer.file.path, "manifest": tokenizer.manifest.path}
+            inputs += [tokenizer.file, tokenizer.manifest]
 
     directory = ctx.actions.declare_directory(ctx.label.name)
     log = run_exporter(
@@ -51,8 +55,9 @@ def _model_bundle_impl(ctx):
 model_bundle = rule(
     implementation = _model_bundle_impl,
     doc = "The programs an app ships, in one folder: each file is named by its sha256 " +
-          "(<digest>.pte or <digest>.pt2), and index.json maps every program's label to its " +
-          "file, digest, size and manifest metadata. Equal programs are stored once.",
+          "(<digest>.pte or <digest>.pt2, and a program's <digest>.ptd weights and an " +
+          "llm_program's tokenizer), and index.json maps every program's label to its " +
+          "file, digest, size and manifest metadata. Equal files are stored once.",
     attrs = {
         "programs": attr.label_list(
             mandatory = True,

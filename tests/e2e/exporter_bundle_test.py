@@ -72,3 +72,29 @@ def test_index_entry_rejects_a_missing_digest(tmp_path):
     (tmp_path / "p_pte.pte.json").write_text("{}")
     with pytest.raises(model_bundle.BundleError, match="its manifest records None"):
         model_bundle.index_entry(program, manifest.sha256_file)
+
+
+def _with_tokenizer(tmp_path, program, data, recorded=None):
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(data)
+    digest = recorded or hashlib.sha256(data).hexdigest()
+    meta = tmp_path / "tok.tokenizer.json"
+    meta.write_text(json.dumps({"file": {"sha256": digest}, "tokenizer_format": "huggingface", "bos_id": 0,
+                                "eos_ids": [1]}))
+    return dict(program, tokenizer={"file": str(path), "manifest": str(meta)})
+
+
+def test_an_llm_programs_tokenizer_ships_beside_it_by_digest(tmp_path):
+    lm = _with_tokenizer(tmp_path, _program(tmp_path, "//zoo:lm_pte", b"lm"), b'{"model": {}}')
+    out = tmp_path / "out"
+    index = _build(out, [lm])
+    digest = hashlib.sha256(b'{"model": {}}').hexdigest()
+    assert index["programs"]["//zoo:lm_pte"]["tokenizer"] == {
+        "file": f"{digest}.json", "sha256": digest, "size": 13, "format": "huggingface", "bos_id": 0, "eos_ids": [1]}
+    assert (out / f"{digest}.json").read_bytes() == b'{"model": {}}'
+
+
+def test_a_tokenizer_that_does_not_match_its_manifest_fails(tmp_path):
+    lm = _with_tokenizer(tmp_path, _program(tmp_path, "//zoo:lm_pte", b"lm"), b"{}", recorded="0" * 64)
+    with pytest.raises(model_bundle.BundleError, match="its tokenizer tokenizer.json has sha256"):
+        _build(tmp_path / "out", [lm])

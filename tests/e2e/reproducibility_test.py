@@ -183,6 +183,12 @@ def test_bundle_names_each_program_by_its_digest(checkout_a):
         if "ptd" in entry:  # external weights, named by their digest too
             assert entry["ptd"]["sha256"] == ws.sha256(f"bazel-bin/zoo/{name}.ptd")
             files.add(entry["ptd"]["file"])
+        if "tokenizer" in entry:  # an llm_program's tokenizer ships beside it, by digest
+            digest = ws.sha256("zoo/tokenizer.json")
+            assert entry["tokenizer"]["file"] == f"{digest}.json" and entry["tokenizer"]["eos_ids"] == [1]
+            assert ws.sha256(f"bazel-bin/zoo/app/{digest}.json") == digest
+            files.add(entry["tokenizer"]["file"])
+    assert "tokenizer" in index["programs"]["//zoo:lm_pte"]
     assert sorted(os.listdir(os.path.join(ws.path, "bazel-bin/zoo/app"))) == sorted(files)
 
 

@@ -8,26 +8,31 @@ import sys
 
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo")
 
-EXPORTS = ["//zoo:cache_chunk_ep", "//zoo:cache_row_ep", "//zoo:conv_ep", "//zoo:gate_ep", "//zoo:mlp_ep"]
-PROGRAMS = ["//zoo:cache_pte", "//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:mlp_external_pte",
-            "//zoo:mlp_pte"]
+# The zoo's tokenizer is the main repository's (data of :zoo_workspace).
+TOKENIZER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(ZOO))), "models", "llm", "tokenizer.json")
+
+EXPORTS = ["//zoo:cache_chunk_ep", "//zoo:cache_row_ep", "//zoo:conv_ep", "//zoo:gate_ep", "//zoo:lm_pte_ep",
+           "//zoo:mlp_ep"]
+PROGRAMS = ["//zoo:cache_pte", "//zoo:conv_pte", "//zoo:conv_q8_pte", "//zoo:gate_pte", "//zoo:lm_pte",
+            "//zoo:mlp_external_pte", "//zoo:mlp_pte"]
 
 # How many actions of each exporter mnemonic a clean build of the zoo runs.
-ACTIONS = {"TorchExport": 5, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 6}
+ACTIONS = {"TorchExport": 6, "CalibrationData": 1, "TorchQuantize": 1, "ExecuTorchLower": 7, "TokenizerCheck": 1}
 
-# The files of the //zoo:app bundle: index.json, one per program, and one .ptd.
-BUNDLE_FILES = 1 + len(PROGRAMS) + 1
+# The files of the //zoo:app bundle: index.json, one per program, one .ptd and one tokenizer.
+BUNDLE_FILES = 1 + len(PROGRAMS) + 2
 
 # Every file the zoo's programs and bundle produce, relative to the workspace.
 OUTPUTS = [
     f"bazel-bin/zoo/{name}{suffix}"
-    for name in ("cache_chunk_ep", "cache_row_ep", "conv_ep", "conv_q8_ep", "gate_ep", "mlp_ep")
+    for name in ("cache_chunk_ep", "cache_row_ep", "conv_ep", "conv_q8_ep", "gate_ep", "lm_pte_ep", "mlp_ep")
     for suffix in (".pt2", ".pt2.json")
 ] + [
     f"bazel-bin/zoo/{name}{suffix}"
-    for name in ("cache_pte", "conv_pte", "conv_q8_pte", "gate_pte", "mlp_external_pte", "mlp_pte")
+    for name in ("cache_pte", "conv_pte", "conv_q8_pte", "gate_pte", "lm_pte", "mlp_external_pte", "mlp_pte")
     for suffix in (".pte", ".pte.json")
 ] + [
+    "bazel-bin/zoo/lm_tokenizer.tokenizer.json",
     "bazel-bin/zoo/mlp_external_pte.ptd",
     "bazel-bin/zoo/signal_calibration.calib.pt",
     "bazel-bin/zoo/signal_calibration.calib.json",
@@ -61,6 +66,7 @@ def install(ws):
             shutil.copyfile(os.path.join(dirpath, name), target)
     with open(os.path.join(ws.path, "zoo", "conv.pt"), "wb") as f:
         f.write(checkpoint_bytes())
+    shutil.copyfile(TOKENIZER, os.path.join(ws.path, "zoo", "tokenizer.json"))
 
 
 def bundle_files(ws):
