@@ -14,6 +14,7 @@ TorchModelInfo = provider(
         "entry": "'package.module:callable' that returns the nn.Module.",
         "init_args": "dict of keyword arguments for the callable.",
         "checkpoint": "File with a state_dict, or None.",
+        "checkpoint_files": "list of the Files of a checkpoint folder (config.json, *.safetensors, ...), all in one folder; [] for none.",
         "srcs": "depset of the Python files the model imports (its own and its deps').",
         "import_roots": "depset of execroot-relative folders to put on sys.path.",
     },
@@ -202,6 +203,7 @@ def torch_model_info(**fields):
         "entry": _type("string"),
         "init_args": _type("dict"),
         "checkpoint": _type("File", "NoneType"),
+        "checkpoint_files": _type("list"),
         "srcs": _type("depset"),
         "import_roots": _type("depset"),
     }, fields)

@@ -72,6 +72,8 @@ class ModelConfig:
     entry         'package.module:callable' that returns the module
     init_args     keyword arguments for the callable
     checkpoint    path of a state_dict to load, or None
+    checkpoint_dir   path of a checkpoint folder the entry is called with (checkpoint_dir=...),
+                  or None; checkpoint_files are its files (recorded in the manifest)
     srcs          paths of the model's Python files (recorded in the manifest)
     import_roots  folders to put first on sys.path
     """
@@ -80,6 +82,8 @@ class ModelConfig:
     entry: str
     init_args: dict = dataclasses.field(default_factory=dict)
     checkpoint: str = None
+    checkpoint_dir: str = None
+    checkpoint_files: tuple = ()
     srcs: tuple = ()
     import_roots: tuple = (".",)
     kind = "torch_model"  # the rule, for messages
@@ -91,6 +95,8 @@ class ModelConfig:
             entry=data["entry"],
             init_args=dict(data.get("init_args") or {}),
             checkpoint=data.get("checkpoint"),
+            checkpoint_dir=data.get("checkpoint_dir"),
+            checkpoint_files=tuple(data.get("checkpoint_files", ())),
             srcs=tuple(data.get("srcs", ())),
             import_roots=tuple(data.get("import_roots", (".",))),
         )

@@ -96,6 +96,8 @@ def inputs_record(config):
         }
         if model.get("checkpoint"):
             record["checkpoint"] = sha256_file(model["checkpoint"])
+        if model.get("checkpoint_files"):  # a checkpoint folder: each file by name
+            record["checkpoint_files"] = {os.path.basename(p): sha256_file(p) for p in sorted(model["checkpoint_files"])}
     if config.get("srcs") or config.get("files"):  # a calibration_data's code and data
         paths = sorted(set(config.get("srcs", [])) | set(config.get("files", [])))
         record["sources"] = {source_path(path): sha256_file(path) for path in paths}

@@ -88,8 +88,9 @@ def load_model(model):
             f"{type(factory).__name__}, not a callable; point `entry` at a function or class"
         )
     seed_everything()
+    arguments = dict(model.init_args, **({"checkpoint_dir": model.checkpoint_dir} if model.checkpoint_dir else {}))
     try:
-        module = factory(**model.init_args)
+        module = factory(**arguments)
     except TypeError as e:
         raise UserError(
             f"torch_model {model.label}: calling {model.entry!r} with init_args "

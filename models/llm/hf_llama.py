@@ -39,3 +39,12 @@ def hf_llama(vocab=96, hidden=128, layers=2, heads=4, kv_heads=2, max_cache_len=
                          max_position_embeddings=2 * max_cache_len, bos_token_id=0, eos_token_id=1,
                          pad_token_id=1)
     return exportable(LlamaForCausalLM(config).eval(), max_cache_len)
+
+
+def from_checkpoint(checkpoint_dir, max_cache_len=32):
+    """A causal LM from a checkpoint folder (config.json, *.safetensors), as a team's own weights
+    arrive: torch_model(checkpoint_dir = glob([...])) passes the folder. Never downloads."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(checkpoint_dir, local_files_only=True, dtype=torch.float32)
+    return exportable(model.eval(), max_cache_len)

@@ -27,12 +27,15 @@ def model_config(model, runfiles = False):
         "init_args": model.init_args,
         "checkpoint": _path(model.checkpoint, runfiles) if model.checkpoint else None,
     }
+    if model.checkpoint_files:  # only then, so that other models' configs keep their bytes
+        config["checkpoint_dir"] = _path(model.checkpoint_files[0], runfiles).rpartition("/")[0]
+        config["checkpoint_files"] = [_path(f, runfiles) for f in model.checkpoint_files]
     if runfiles:
         config["import_roots"] = import_roots(model.srcs.to_list(), runfiles = True)
     else:
         config["srcs"] = [f.path for f in model.srcs.to_list()]
         config["import_roots"] = model.import_roots.to_list()
-    return config, depset([model.checkpoint] if model.checkpoint else [], transitive = [model.srcs])
+    return config, depset(([model.checkpoint] if model.checkpoint else []) + model.checkpoint_files, transitive = [model.srcs])
 
 def exported_config(exported, runfiles = False, spec_label = False):
     """The entry of a config that names one exported program.

@@ -22,8 +22,11 @@ def _torch_model_impl(ctx):
         transitive = [d[TorchModelInfo].import_roots for d in ctx.attr.deps if TorchModelInfo in d],
     )
     checkpoint = ctx.file.checkpoint
+    folders = sorted({f.dirname: None for f in ctx.files.checkpoint_dir}.keys())
+    if len(folders) > 1:
+        fail(message_prefix("torch_model", ctx.label) + "checkpoint_dir has files in {} folders ({}); list the files of one folder, e.g. glob([\"llama/*\"])".format(len(folders), ", ".join(folders)))
     runfiles = ctx.runfiles(
-        files = ctx.files.srcs + ([checkpoint] if checkpoint else []),
+        files = ctx.files.srcs + ([checkpoint] if checkpoint else []) + ctx.files.checkpoint_dir,
         transitive_files = srcs,
     )
     for dep in ctx.attr.deps:
@@ -34,6 +37,7 @@ def _torch_model_impl(ctx):
             entry = ctx.attr.entry,
             init_args = json.decode(ctx.attr.init_args_json),
             checkpoint = checkpoint,
+            checkpoint_files = ctx.files.checkpoint_dir,
             srcs = srcs,
             import_roots = roots,
         ),
@@ -63,6 +67,13 @@ torch_model_rule = rule(
         "checkpoint": attr.label(
             allow_single_file = [".pt", ".pth", ".bin", ".ckpt"],
             doc = "Optional state_dict, loaded with torch.load(weights_only=True).",
+        ),
+        "checkpoint_dir": attr.label_list(
+            allow_files = True,
+            doc = "Optional checkpoint folder, as its files (e.g. glob([\"llama/*\"]): config.json, " +
+                  "*.safetensors, tokenizer files), all in one folder. The entry is called with " +
+                  "checkpoint_dir = that folder's path, e.g. for transformers' from_pretrained; " +
+                  "every file is an input of the export (docs/llm.md).",
         ),
     },
     provides = [TorchModelInfo],
