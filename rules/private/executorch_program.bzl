@@ -153,20 +153,21 @@ def _executorch_program_impl(ctx):
         config["initialized_buffers"] = initialized_buffers
     kernels, kernel_inputs = _kernels_config(ctx, where)
     config["kernels"] = kernels
+    llm_inputs = []
     if ctx.attr.llm_json:  # an llm_program: the lowering writes the runner's constant methods
         tokenizer = ctx.attr.tokenizer[TokenizerInfo]
         config["llm"] = dict(
             json.decode(ctx.attr.llm_json),
             tokenizer = {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
         )
-        kernel_inputs = kernel_inputs + [tokenizer.manifest]
+        llm_inputs = [tokenizer.manifest]
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
     log = run_exporter(
         ctx,
         command = "lower",
         progress_message = "Lowering {} to ExecuTorch ({})".format(ctx.label, _backends_text(ctx, method_backends)),
         config = config,
-        inputs = [m.pt2 for m in methods.values()] + kernel_inputs,
+        inputs = [m.pt2 for m in methods.values()] + kernel_inputs + llm_inputs,
         outputs = outputs,
     )
 
@@ -178,7 +179,7 @@ def _executorch_program_impl(ctx):
         progress_message = "Writing the ETRecord of {}".format(ctx.label),
         # Without kernels: it lowers again and reads no kernel list (exporter/actions/etrecord.py).
         config = dict({k: v for k, v in config.items() if k != "kernels"}, pte = pte.path),
-        inputs = [m.pt2 for m in methods.values()] + [pte],
+        inputs = [m.pt2 for m in methods.values()] + [pte] + llm_inputs,
         outputs = {"etrecord": etrecord},
     )
     files = [f for role, f in outputs.items() if role != "selected_ops"]
