@@ -77,15 +77,19 @@ def run(config):
     with open(config.tokenizer["manifest"], encoding="utf-8") as f:
         eos_ids = json.load(f)["eos_ids"]
     with open(config.manifest, encoding="utf-8") as f:
-        max_context_len = json.load(f)["constant_methods"].get("get_max_context_len")
-    if max_context_len is None:
+        constants = json.load(f)["constant_methods"]
+    if "get_max_context_len" not in constants:
         raise ValueError(f"{config.program} has no get_max_context_len; make it with llm_program")
+    max_context_len, max_seq_len = constants["get_max_context_len"], constants["get_max_seq_len"]
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
     lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner) and the native "
              f"runner ({config.native_runner_label}), greedy, against the eager model {config.model.label}"]
     ok = True
     for prompt in config.prompts:
         ids = runner_tokenizer.encode(prompt, 0, 0)
+        if not 0 < len(ids) < max_seq_len:
+            raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
+                             f"{max_seq_len - 1} (max_seq_len - 1): shorten it in prompts")
         count = min(config.max_new_tokens, max_context_len - len(ids))
         expected = eager_tokens(load_model(config.model), ids, count, eos_ids)  # a fresh cache each
         pieces = [runner_tokenizer.decode(token) for token in expected]  # as the runner's callback gets them

@@ -98,3 +98,19 @@ def test_the_manifest_names_the_quantized_layers():
         record = json.load(f)["eager_quantization"]
     # Every linear layer: 4 per block in 2 blocks, and the head; none left float.
     assert record == {"scheme": "8da4w", "group_size": 32, "layers": 9, "float_layers": {}}
+
+
+def test_a_prompt_longer_than_the_program_takes_fails_in_one_line():
+    from exporter.checks import configs as check_configs, generation
+
+    config = check_configs.GenerationTestConfig.from_json({
+        "label": "//pkg:gen_test", "program": "//models/llm:tiny_lm_llm", "pte": _path("tiny_lm_llm.pte"),
+        "manifest": _path("tiny_lm_llm.pte.json"), "prompts": ["x" * 100], "max_new_tokens": 4,
+        "tokenizer": {"label": "//models/llm:tiny_tokenizer", "file": _path("tokenizer.json"),
+                      "manifest": _path("tiny_tokenizer.tokenizer.json"), "format": "huggingface"},
+        "model": {"label": "//models/llm:tiny_lm_runner", "entry": "models.llm.runner_lm:tiny_lm_for_runner"},
+        "native_runner": "-", "native_runner_label": "-"})
+    with pytest.raises(ValueError) as e:
+        generation.run(config)
+    assert str(e.value).startswith("prompt 'xxxx")
+    assert str(e.value).endswith("tokens; //models/llm:tiny_lm_llm takes 1 to 31 (max_seq_len - 1): shorten it in prompts")
