@@ -48,7 +48,9 @@ UPSTREAM = {
     "calibrate": lambda c: [],
     "quantize": lambda c: [(c["exported_label"], EXPORTED)]
     + ([(c["calibration"]["label"], ("calibrate",))] if c.get("calibration") else []),
-    "lower": lambda c: [(m["exported_label"], EXPORTED) for m in c.get("methods", {"": c}).values()],
+    "tokenizer": lambda c: [],
+    "lower": lambda c: [(m["exported_label"], EXPORTED) for m in c.get("methods", {"": c}).values()]
+    + ([(c["llm"]["tokenizer"]["label"], ("tokenizer",))] if c.get("llm") else []),
 }
 
 
