@@ -220,8 +220,8 @@ def test_worker_mode_gives_the_same_bytes(checkout_a, checkout_c):
     checkout_c.bazel("clean").check()
     result = checkout_c.build(*TARGETS)  # the default strategy: the multiplexed worker
     for mnemonic in EXPORTER_MNEMONICS:
-        # CalibrationData is light and runs one-shot; the others go to the worker.
-        runner = "linux-sandbox" if mnemonic == "CalibrationData" else "worker"
+        # The light actions run one-shot (configs.py registers them with worker=False).
+        runner = "linux-sandbox" if mnemonic in ("CalibrationData", "TokenizerCheck") else "worker"
         assert {s["runner"] for s in result.executed(mnemonic)} == {runner}, mnemonic
         assert len(result.executed(mnemonic)) == zoo_workspace.ACTIONS[mnemonic], mnemonic
     assert _differences(digests_a, _digests(checkout_c)) == []
