@@ -100,16 +100,34 @@ def test_the_manifest_names_the_quantized_layers():
     assert record == {"scheme": "8da4w", "group_size": 32, "layers": 9, "float_layers": {}}
 
 
-def test_a_prompt_longer_than_the_program_takes_fails_in_one_line():
-    from exporter.checks import configs as check_configs, generation
+def _generation_config(prompts, init_args):
+    from exporter.checks import configs as check_configs
 
-    config = check_configs.GenerationTestConfig.from_json({
+    return check_configs.GenerationTestConfig.from_json({
         "label": "//pkg:gen_test", "program": "//models/llm:tiny_lm_llm", "pte": _path("tiny_lm_llm.pte"),
-        "manifest": _path("tiny_lm_llm.pte.json"), "prompts": ["x" * 100], "max_new_tokens": 4,
+        "manifest": _path("tiny_lm_llm.pte.json"), "prompts": prompts, "max_new_tokens": 6,
         "tokenizer": {"label": "//models/llm:tiny_tokenizer", "file": _path("tokenizer.json"),
                       "manifest": _path("tiny_tokenizer.tokenizer.json"), "format": "huggingface"},
-        "model": {"label": "//models/llm:tiny_lm_runner", "entry": "models.llm.runner_lm:tiny_lm_for_runner"},
-        "native_runner": "-", "native_runner_label": "-"})
+        "model": {"label": "//models/llm:tiny_lm_runner", "entry": "models.llm.runner_lm:tiny_lm_for_runner",
+                  "init_args": init_args},
+        "native_runner": RUNFILES.Rlocation("rules_torch_export/native/et_runner"),
+        "native_runner_label": "//native:et_runner"})
+
+
+def test_a_program_that_generates_otherwise_than_its_model_fails():
+    """tiny_lm_llm is the 128-wide model; against the 64-wide one both runners differ."""
+    from exporter.checks import generation
+
+    ok, report = generation.run(_generation_config(["A small model"], {"dim": 64}))
+    assert not ok, report
+    assert "LLM runner: DIFFERENT: " in report and "native runner: DIFFERENT: " in report, report
+    assert report.rstrip().endswith("then the numerics_test of the program.")
+
+
+def test_a_prompt_longer_than_the_program_takes_fails_in_one_line():
+    from exporter.checks import generation
+
+    config = _generation_config(["x" * 100], {"dim": 128})
     with pytest.raises(ValueError) as e:
         generation.run(config)
     assert str(e.value).startswith("prompt 'xxxx")
