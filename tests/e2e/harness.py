@@ -242,7 +242,11 @@ class Workspace:
         for name in ("USER", "LOGNAME", "TMPDIR", "LANG"):
             if name in os.environ:
                 self.env[name] = os.environ[name]
-        self.env.update(env or {})
+        for key, value in (env or {}).items():  # a None value removes the variable
+            if value is None:
+                self.env.pop(key, None)
+            else:
+                self.env[key] = value
 
     @classmethod
     def create(cls, name, *, base=None, include=DEFAULT_INCLUDE, env=None):

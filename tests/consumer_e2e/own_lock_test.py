@@ -1,0 +1,74 @@
+"""examples/own_lock: a separate workspace whose toolchain venv is installed from its own lock
+(the rules' pins plus einops) builds a Hugging Face model's program and a model that imports
+einops, and their tests pass. The only end-to-end test that installs a venv of its own."""
+
+import os
+import pwd
+
+import pytest
+
+from tests.e2e import harness
+
+OWN_LOCK = "examples/own_lock"
+ADDED = {"einops==0.8.2"}
+
+
+def _pins(path):
+    with open(path, encoding="utf-8") as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def test_the_lock_is_the_rules_lock_plus_its_own_packages():
+    root = harness.source_root()
+    rules = _pins(os.path.join(root, "toolchain/requirements.lock"))
+    own = _pins(os.path.join(root, OWN_LOCK, "requirements.lock"))
+    assert own - rules == ADDED and rules - own == set(), (
+        f"{OWN_LOCK}/requirements.lock is toolchain/requirements.lock plus {sorted(ADDED)}: "
+        f"it adds {sorted(own - rules)} and lacks {sorted(rules - own)}; update it with the rules' lock"
+    )
+
+
+def _pip_settings():
+    """The machine's pip settings, for the inner Bazel's pip install: its PIP_* variables, and the
+    user's pip.conf (the inner Bazel's HOME is a scratch folder). They say where pip finds what it
+    installs (on these machines: torch's CPU build in a local folder)."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    for rel in (".config/pip/pip.conf", ".pip/pip.conf"):
+        if "PIP_CONFIG_FILE" not in env and os.path.isfile(os.path.join(home, rel)):
+            env["PIP_CONFIG_FILE"] = os.path.join(home, rel)
+    return env
+
+
+@pytest.fixture(scope="module")
+def own_lock():
+    """A copy of the rules plus examples/own_lock, whose venv pip installs from its lock."""
+    base = harness.scratch_dir()
+    root = os.path.join(base, "checkout")
+    harness.copy_sources(root, harness.DEFAULT_INCLUDE + (OWN_LOCK,))
+    ws = harness.Workspace(
+        os.path.join(root, OWN_LOCK),
+        os.path.join(base, "output_bases", "own_lock"),
+        os.path.join(base, "home"),
+        # Install from the lock, as a user's build does.
+        env={"RULES_TORCH_EXPORT_REUSE_VENV": None, **_pip_settings()},
+    )
+    with ws:
+        yield ws
+
+
+def test_own_lock_builds_and_tests(own_lock):
+    result = own_lock.bazel("test", "//...")
+    assert result.code == 0, result.stderr[-6000:]
+    assert result.tests_run() == [
+        "ml/patch_classifier_numerics_test",
+        "ml/qwen3_llm_generation_test",
+    ], result.stderr[-3000:]
+    assert result.labels("ExecuTorchLower") == ["//ml:patch_classifier_pte", "//ml:qwen3_llm"]
+
+    # The venv was installed from this workspace's lock, not linked to another.
+    venv_repo = os.path.join(own_lock.info("output_base"), "external", "torch_export_venv")
+    assert not os.path.islink(os.path.join(venv_repo, "venv"))
+    with open(os.path.join(venv_repo, "identity.txt"), encoding="utf-8") as f:
+        identity = set(f.read().splitlines())
+    assert ADDED <= identity and "transformers==5.23.0" in identity, sorted(identity)
