@@ -27,10 +27,19 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
+# `warm_up CONFIG`: the request of a worker warm-up action (rules/private/warm_up.bzl). It carries
+# the mnemonic of the action whose worker it warms, so Bazel starts that worker when the build
+# starts instead of when the first such action can run; the worker warms up before it reads a
+# request, so the request ends when the warm-up has. It writes only its marker (outputs["marker"]);
+# one-shot, it is all it does.
+WARM_UP = "warm_up"
+WARM_UP_MARKER = b"warm\n"
+
+
 def parse(arguments):
     """(command, config path) from a request's arguments; `@file` expands a params file."""
     parser = _Parser(prog="exporter", fromfile_prefix_chars="@", add_help=False)
-    parser.add_argument("command", choices=sorted(configs.ACTIONS))
+    parser.add_argument("command", choices=sorted(configs.ACTIONS) + [WARM_UP])
     parser.add_argument("config")
     args = parser.parse_args(arguments)
     return args.command, args.config
@@ -71,7 +80,7 @@ def describe(arguments):
             label = json.load(f).get("label", "?")
     except Exception:
         label = "?"
-    return configs.ACTIONS[command], label
+    return configs.ACTIONS.get(command), label  # None for WARM_UP
 
 
 def run(arguments):
@@ -87,6 +96,10 @@ def run(arguments):
     with open(config_path, encoding="utf-8") as f:
         data = json.load(f)
     label, outputs = data.get("label", "?"), data.get("outputs", {})
+    if command == WARM_UP:
+        with open(outputs["marker"], "wb") as f:
+            f.write(WARM_UP_MARKER)
+        return 0, ""
     with capture.captured_output() as read_log:
         try:
             action = configs.ACTIONS[command]

@@ -15,6 +15,7 @@ import base64
 import os
 import select
 import sys
+import time
 
 from exporter.driver import work_protocol, worker_child
 
@@ -34,6 +35,18 @@ def warm_up(command):
     action = configs.ACTIONS.get(command)
     if action is not None and action.worker:
         importlib.import_module(action.module).warm_up()
+
+
+# A worker's log line: "<prefix> <command> <process start> <warm-up end>", seconds since the epoch.
+WARM_UP_LOG_PREFIX = "rules_torch_export worker warm-up:"
+
+
+def _process_start():
+    """When this process started, in seconds since the epoch (Linux's /proc)."""
+    with open("/proc/self/stat") as f:
+        ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22: starttime, since boot
+    since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+    return time.time() - (since_boot - ticks / os.sysconf("SC_CLK_TCK"))
 
 
 # The folders of the exporter package whose files are the toolchain's sources
@@ -100,6 +113,8 @@ def serve(command):
         worker_child.single_threaded_parent()
         started_with = source_digest()
         warm_up(command)
+        # For the bench's critical-path report (bench/critical_path.py), in the worker's log.
+        print(f"{WARM_UP_LOG_PREFIX} {command} {_process_start():.3f} {time.time():.3f}", file=sys.stderr, flush=True)
         queued = reader.feed(b"")
         running = {}  # pipe fd -> worker_child.Child
         stdin_open = True

@@ -314,3 +314,37 @@ def test_the_json_protocol_gives_the_same_answers(workdir):
         assert by_id[fine]["exitCode"] == 0, by_id[fine]["output"]
     finally:
         w.close()
+
+
+def _warm_up_params(name):
+    with open(f"{name}.json", "w") as f:
+        json.dump({"label": "//rules/private:lower_warm_up", "outputs": {"marker": f"{name}.warm"}}, f)
+    with open(f"{name}.params", "w") as f:
+        f.write(f"warm_up\n{name}.json\n")
+    return f"@{name}.params"
+
+
+def test_a_warm_up_request_is_answered_once_the_worker_is_warm(workdir):
+    """The warm-up action (rules/private/warm_up.bzl) ends when its worker has warmed up; its
+    marker is the same bytes from a worker and one-shot, and one-shot it imports no torch."""
+    w = Worker()
+    try:
+        assert w.request(_warm_up_params("first"))["exitCode"] == 0
+        assert (workdir / "first.warm").read_bytes() == b"warm\n"
+        # Answered after the warm-up: an export right after it is as fast as a warm one.
+        started = time.monotonic()
+        assert w.request(params_for("after_warm_up", "zoo.models:Tiny"))["exitCode"] == 0
+        warm_export = time.monotonic() - started
+        started = time.monotonic()
+        assert w.request(params_for("again", "zoo.models:Tiny"))["exitCode"] == 0
+        assert warm_export < 3 * (time.monotonic() - started) + 1.0, warm_export
+    finally:
+        w.close()
+    probe = subprocess.run(
+        [sys.executable, "-c", "import runpy, sys; sys.argv = sys.argv[1:]; "
+         "runpy.run_path(sys.argv[0], run_name='__main__')", MAIN, _warm_up_params("one_shot")],
+        capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0",
+                                             "PYTHONPROFILEIMPORTTIME": "1"}, timeout=120)
+    assert probe.returncode == 0, probe.stderr
+    assert (workdir / "one_shot.warm").read_bytes() == b"warm\n"
+    assert "| torch\n" not in probe.stderr, "a one-shot warm-up request imported torch"

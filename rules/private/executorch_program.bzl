@@ -4,7 +4,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "T
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":configs.bzl", "exported_config")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
 
 BACKENDS = ["xnnpack"]
@@ -209,7 +209,7 @@ def _executorch_program_impl(ctx):
 executorch_program_rule = rule(
     implementation = _executorch_program_impl,
     doc = "Lowers exported programs to ExecuTorch. Outputs <name>.pte and <name>.pte.json.",
-    attrs = {
+    attrs = dict({
         "exported": attr.label(
             providers = [ExportedProgramInfo],
             doc = "The torch_export (or torch_quantize) whose .pt2 to lower, as the method forward.",
@@ -255,7 +255,7 @@ executorch_program_rule = rule(
             doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
                   "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
         ),
-    },
+    }, **warm_up_attrs("lower")),
     provides = [ExecuTorchProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

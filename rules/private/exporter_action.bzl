@@ -32,11 +32,65 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     """
     if command not in EXPORTER_ACTIONS:
         fail("run_exporter: {} is not an exporter command; the registry has {}".format(repr(command), sorted(EXPORTER_ACTIONS)))
-    action = EXPORTER_ACTIONS[command]
-    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
-    config_file = ctx.actions.declare_file("{}.{}.config.json".format(ctx.label.name, command))
     log = ctx.actions.declare_file("{}.{}.log".format(ctx.label.name, command))
-    outputs = dict(outputs, log = log)
+    warm_up = getattr(ctx.file, "_{}_warm_up".format(command), None)
+    _run(
+        ctx,
+        worker_command = command,
+        request_command = command,
+        config_name = "{}.{}.config.json".format(ctx.label.name, command),
+        progress_message = progress_message,
+        config = config,
+        inputs = depset(
+            [warm_up] if warm_up else [],
+            transitive = [depset(inputs) if type(inputs) == "list" else inputs],
+        ),
+        outputs = dict(outputs, log = log),
+    )
+    return log
+
+def warm_up_attrs(*commands):
+    """Implicit attributes: a rule's `command` actions wait for their worker's warm-up.
+
+    The warm-up action (//rules/private:<command>_warm_up) needs no input, so Bazel starts it,
+    and the worker, with the build's first actions.
+    """
+    return {
+        "_{}_warm_up".format(command): attr.label(
+            default = Label("//rules/private:{}_warm_up".format(command)),
+            allow_single_file = True,
+        )
+        for command in commands
+    }
+
+def run_warm_up(ctx, command):
+    """Declares the warm-up action of `command`'s persistent worker.
+
+    A request with that action's mnemonic and worker key that needs no input, so Bazel runs it,
+    and starts the worker, as soon as the build starts. The worker warms up before it answers; the request writes only a marker,
+    which the rules' `command` actions take as an input (exporter/driver/request.py, WARM_UP).
+
+    Returns:
+      The marker File.
+    """
+    marker = ctx.actions.declare_file(ctx.label.name + ".warm")
+    _run(
+        ctx,
+        worker_command = command,
+        request_command = "warm_up",
+        config_name = ctx.label.name + ".config.json",
+        progress_message = "Warming up the exporter's {} worker".format(EXPORTER_ACTIONS[command]["mnemonic"]),
+        config = {},
+        inputs = depset(),
+        outputs = {"marker": marker},
+    )
+    return marker
+
+def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs):
+    """`exporter request_command CONFIG` as an action with worker_command's mnemonic and worker."""
+    action = EXPORTER_ACTIONS[worker_command]
+    toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
+    config_file = ctx.actions.declare_file(config_name)
     full_config = dict(config)
     full_config.update(
         label = str(ctx.label),
@@ -47,7 +101,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
 
     # A params file always, so that the same command line can feed a persistent worker.
     request = ctx.actions.args()
-    request.add(command)
+    request.add(request_command)
     request.add(config_file)
     request.use_param_file("@%s", use_always = True)
     request.set_param_file_format("multiline")
@@ -55,11 +109,8 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     ctx.actions.run(
         executable = toolchain.python,
         # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
-        arguments = [toolchain.exporter_main.path, "--warm=" + command, request],
-        inputs = depset(
-            [config_file, toolchain.identity],
-            transitive = [depset(inputs) if type(inputs) == "list" else inputs],
-        ),
+        arguments = [toolchain.exporter_main.path, "--warm=" + worker_command, request],
+        inputs = depset([config_file, toolchain.identity], transitive = [inputs]),
         # Tools, not plain inputs: the exporter's own files. Bazel 4.2.3 still reuses a worker
         # after they change, so exporter/driver/worker.py checks its sources before each request.
         tools = depset([toolchain.exporter_main], transitive = [toolchain.exporter_srcs]),
@@ -77,4 +128,3 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
             **(toolchain.worker_requirements if action["worker"] else {})
         ),
     )
-    return log

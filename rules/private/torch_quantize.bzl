@@ -4,7 +4,7 @@ load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":configs.bzl", "exported_config")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 QUANTIZERS = ["xnnpack"]
@@ -66,7 +66,7 @@ torch_quantize = rule(
     doc = "Quantizes an exported program with PT2E (prepare_pt2e, calibration, convert_pt2e) and " +
           "re-exports it with the same shape spec. Outputs <name>.pt2 and <name>.pt2.json; takes " +
           "the place of a torch_export everywhere.",
-    attrs = {
+    attrs = dict({
         "exported": attr.label(
             mandatory = True,
             providers = [ExportedProgramInfo],
@@ -86,7 +86,7 @@ torch_quantize = rule(
             providers = [CalibrationDataInfo],
             doc = "The calibration_data a static scheme observes; refused for a dynamic scheme.",
         ),
-    },
+    }, **warm_up_attrs("quantize")),
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

@@ -176,7 +176,12 @@ class Result:
         return f"Result({' '.join(self.args)!r}, code={self.code})"
 
     def spawns_by_mnemonic(self, mnemonic):
-        return [s for s in self.spawns if s.get("mnemonic") == mnemonic]
+        """The spawns of this mnemonic that do a target's work (not worker warm-ups)."""
+        return [s for s in self.spawns if s.get("mnemonic") == mnemonic and not _is_warm_up(s)]
+
+    def warm_ups(self):
+        """The worker warm-up spawns (rules/private/warm_up.bzl), which share their worker's mnemonic."""
+        return [s for s in self.spawns if _is_warm_up(s)]
 
     def executed(self, mnemonic):
         """Spawns of this mnemonic that really ran (not served from a cache)."""
@@ -211,6 +216,10 @@ class Result:
                 f"bazel {' '.join(self.args)} failed ({self.code}):\n{self.stderr[-6000:]}"
             )
         return self
+
+
+def _is_warm_up(spawn):
+    return any(o["path"].endswith(".warm") for o in spawn.get("actualOutputs", []))
 
 
 def _label_of(output_path):
