@@ -177,11 +177,11 @@ class Result:
 
     def spawns_by_mnemonic(self, mnemonic):
         """The spawns of this mnemonic that do a target's work (not worker warm-ups)."""
-        return [s for s in self.spawns if s.get("mnemonic") == mnemonic and not _is_warm_up(s)]
+        return [s for s in self.spawns if s.get("mnemonic") == mnemonic and not is_warm_up(s)]
 
     def warm_ups(self):
         """The worker warm-up spawns (rules/private/warm_up.bzl), which share their worker's mnemonic."""
-        return [s for s in self.spawns if _is_warm_up(s)]
+        return [s for s in self.spawns if is_warm_up(s)]
 
     def executed(self, mnemonic):
         """Spawns of this mnemonic that really ran (not served from a cache)."""
@@ -218,7 +218,7 @@ class Result:
         return self
 
 
-def _is_warm_up(spawn):
+def is_warm_up(spawn):
     return any(o["path"].endswith(".warm") for o in spawn.get("actualOutputs", []))
 
 

@@ -109,7 +109,8 @@ def _products(result):
 
 
 def _counts(spawns):
-    return collections.Counter(spawn["mnemonic"] for spawn in spawns)
+    """Spawns per mnemonic, but worker warm-ups (which share their worker's mnemonic)."""
+    return collections.Counter(s["mnemonic"] for s in spawns if not harness.is_warm_up(s))
 
 
 def _comparable(workspace, path):
