@@ -7,7 +7,7 @@ Each CONFIG is <name>.<command>.config.json, after the configs whose outputs it 
 go to OUT_DIR, and inputs that an earlier config wrote are read from there.
 With --warm-rerun, the actions that a change to a model's forward re-runs (all but the
 calibrations) run a second time and only that warm run is timed: row (g). Pass the configs of
-one program then.
+the programs the change reaches then.
 """
 
 import importlib
