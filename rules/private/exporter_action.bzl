@@ -67,8 +67,9 @@ def run_warm_up(ctx, command):
     """Declares the warm-up action of `command`'s persistent worker.
 
     A request with that action's mnemonic and worker key that needs no input, so Bazel runs it,
-    and starts the worker, as soon as the build starts. The worker warms up before it answers; the request writes only a marker,
-    which the rules' `command` actions take as an input (exporter/driver/request.py, WARM_UP).
+    and starts the worker, as soon as the build starts. The worker warms up before it answers;
+    the request writes only a marker, which the rules' `command` actions take as an input
+    (exporter/driver/request.py, WARM_UP).
 
     Returns:
       The marker File.
