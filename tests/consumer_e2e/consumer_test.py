@@ -23,15 +23,7 @@ TESTS = [
 @pytest.fixture(scope="module")
 def consumer():
     """A copy of the rules plus examples/consumer; Bazel runs in the consumer's folder."""
-    base = harness.scratch_dir()
-    root = os.path.join(base, "checkout")
-    harness.copy_sources(root, harness.DEFAULT_INCLUDE + (CONSUMER,))
-    ws = harness.Workspace(
-        os.path.join(root, CONSUMER),
-        os.path.join(base, "output_bases", "consumer"),
-        os.path.join(base, "home"),
-    )
-    with ws:
+    with harness.Workspace.example(CONSUMER) as ws:
         yield ws
 
 

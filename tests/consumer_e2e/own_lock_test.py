@@ -43,17 +43,9 @@ def _pip_settings():
 @pytest.fixture(scope="module")
 def own_lock():
     """A copy of the rules plus examples/own_lock, whose venv pip installs from its lock."""
-    base = harness.scratch_dir()
-    root = os.path.join(base, "checkout")
-    harness.copy_sources(root, harness.DEFAULT_INCLUDE + (OWN_LOCK,))
-    ws = harness.Workspace(
-        os.path.join(root, OWN_LOCK),
-        os.path.join(base, "output_bases", "own_lock"),
-        os.path.join(base, "home"),
-        # Install from the lock, as a user's build does.
-        env={"RULES_TORCH_EXPORT_REUSE_VENV": None, **_pip_settings()},
-    )
-    with ws:
+    # Install from the lock, as a user's build does.
+    env = {"RULES_TORCH_EXPORT_REUSE_VENV": None, **_pip_settings()}
+    with harness.Workspace.example(OWN_LOCK, env=env) as ws:
         yield ws
 
 

@@ -267,6 +267,16 @@ class Workspace:
         copy_sources(path, include, root=snapshot(include))
         return cls(path, os.path.join(base, "output_bases", name), os.path.join(base, "home"), env)
 
+    @classmethod
+    def example(cls, folder, *, env=None):
+        """A copy of the rules plus folder (a workspace under examples/, which .bazelignore
+        hides from the rules' own workspace); Bazel runs in that folder."""
+        base = scratch_dir()
+        root = os.path.join(base, "checkout")
+        copy_sources(root, DEFAULT_INCLUDE + (folder,))
+        name = os.path.basename(folder)
+        return cls(os.path.join(root, folder), os.path.join(base, "output_bases", name), os.path.join(base, "home"), env)
+
     def __enter__(self):
         return self
 
