@@ -16,9 +16,10 @@ Use it from an `e2e_test` (tools/pytest/e2e_test.bzl), which tags the test E2E_T
 Each Workspace has its own output base, so several may build side by side; reuse one workspace
 across test cases (a module-scoped fixture) to keep the Bazel server and its caches warm. The
 inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VENV), so they
-never install torch. Also here: Workspace.replay() re-runs one logged spawn in a folder that
-holds only its declared inputs; Result.executed()/cache_hits()/labels()/tests_run() read the
-execution log. nginx_cache.NginxCache is a real HTTP remote cache (local_server: a free port,
+never install torch. Workspace.example("examples/consumer") copies the rules with an example
+workspace that has a WORKSPACE of its own, and runs Bazel in it. Also here:
+Workspace.replay() re-runs one logged spawn in a folder that holds only its declared inputs;
+Result.executed()/cache_hits()/labels()/tests_run() read the execution log. nginx_cache.NginxCache is a real HTTP remote cache (local_server: a free port,
 waiting until a server listens, stopping it); network_probe's model dials a local listener;
 zoo_workspace installs the tiny model zoo in tests/e2e/zoo.
 """
