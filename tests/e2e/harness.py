@@ -19,9 +19,10 @@ inner builds reuse the venv the test itself runs on (RULES_TORCH_EXPORT_REUSE_VE
 never install torch. Workspace.example("examples/consumer") copies the rules with an example
 workspace that has a WORKSPACE of its own, and runs Bazel in it. Also here:
 Workspace.replay() re-runs one logged spawn in a folder that holds only its declared inputs;
-Result.executed()/cache_hits()/labels()/tests_run() read the execution log. nginx_cache.NginxCache is a real HTTP remote cache (local_server: a free port,
-waiting until a server listens, stopping it); network_probe's model dials a local listener;
-zoo_workspace installs the tiny model zoo in tests/e2e/zoo.
+Result.executed()/cache_hits()/labels()/tests_run() read the execution log.
+nginx_cache.NginxCache is a real HTTP remote cache (local_server: a free port, waiting until a
+server listens, stopping it); network_probe's model dials a local listener; zoo_workspace
+installs the tiny model zoo in tests/e2e/zoo.
 """
 
 import atexit
