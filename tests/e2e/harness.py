@@ -221,6 +221,7 @@ class Result:
 
 
 def is_warm_up(spawn):
+    """A worker warm-up spawn: its only output is a <name>.warm marker (rules/private/warm_up.bzl)."""
     return any(o["path"].endswith(".warm") for o in spawn.get("actualOutputs", []))
 
 
