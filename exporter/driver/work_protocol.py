@@ -2,8 +2,8 @@
 
 - protobuf, Bazel's default: each message is a varint length, then the message
   (src/main/protobuf/worker_protocol.proto). Only the fields the exporter uses are read:
-    WorkRequest   1 arguments (repeated string), 3 request_id (int32); the others (inputs,
-                  cancel, verbosity, sandbox_dir) are skipped
+    WorkRequest   1 arguments (repeated string), 2 inputs (repeated Input: 1 path, 2 digest),
+                  3 request_id (int32), 4 cancel; the others (verbosity, sandbox_dir) are skipped
     WorkResponse  1 exit_code (int32), 2 output (string), 3 request_id (int32)
 - JSON, with `requires-worker-protocol=json` (Bazel 4.2.3 also wants
   --experimental_worker_allow_json_protocol): one JSON object per message, in the proto3 JSON
@@ -14,7 +14,12 @@ The worker is not told which one Bazel speaks, so Reader tells them apart by the
 a JSON request starts with `{"` (or `{` and an indented line), which no protobuf WorkRequest
 does (after its length, Bazel's first byte is field 1's tag, 0x0A, followed by the length of a
 first argument that starts with "@" or "-"). Requests and responses are plain dicts in the JSON
-mapping: {"arguments": [...], "requestId": n} and {"exitCode", "output", "requestId"}.
+mapping: {"arguments": [...], "inputs": [{"path": ...}], "requestId": n} and {"exitCode",
+"output", "requestId"}.
+
+Bytes that are not a WorkRequest never stop the worker: such a message becomes a request dict
+with "malformed" (why), which the worker answers with an error at once. A protobuf message is
+skipped by its length; invalid JSON is skipped to the end of its object (or to the next "{").
 """
 
 import codecs
@@ -24,6 +29,15 @@ import re
 PROTO, JSON = "proto", "json"
 
 _JSON_START = re.compile(rb'\{(?:"|\n +")')
+
+
+# A varint is at most 10 bytes; a WorkRequest larger than this is not one Bazel would send.
+_MAX_VARINT_BYTES = 10
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+class Malformed(ValueError):
+    """Bytes that cannot be a WorkRequest."""
 
 
 def _varint(data, pos):
@@ -36,7 +50,50 @@ def _varint(data, pos):
         if not byte & 0x80:
             return value, pos
         shift += 7
+        if shift >= 7 * _MAX_VARINT_BYTES:
+            raise Malformed("a varint longer than 10 bytes")
     return None
+
+
+def _field_varint(data, pos):
+    """A varint inside a complete message: running out of bytes there is malformed."""
+    found = _varint(data, pos)
+    if found is None:
+        raise Malformed("a message ends inside a varint")
+    return found
+
+
+def _field_bytes(data, pos):
+    size, pos = _field_varint(data, pos)
+    if pos + size > len(data):
+        raise Malformed("a field is longer than its message")
+    return data[pos:pos + size], pos + size
+
+
+def _fields(message):
+    """(field number, wire type, value) of each field of one message; bytes for wire type 2."""
+    pos = 0
+    while pos < len(message):
+        key, pos = _field_varint(message, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _field_varint(message, pos)
+        elif wire == 2:
+            value, pos = _field_bytes(message, pos)
+        elif wire in (1, 5):
+            value, pos = None, pos + (8 if wire == 1 else 4)
+            if pos > len(message):
+                raise Malformed("a fixed-size field is longer than its message")
+        else:
+            raise Malformed(f"field {field} has wire type {wire}, which protobuf messages do not use")
+        yield field, wire, value
+
+
+def _text(value, what):
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Malformed(f"{what} is not UTF-8 ({e.reason} at byte {e.start})") from None
 
 
 def _encode_varint(value):
@@ -59,35 +116,40 @@ def _signed32(value):
 
 
 def decode_request(message):
-    """The dict of one WorkRequest's protobuf bytes (without its length prefix)."""
-    request = {"arguments": [], "requestId": 0}
-    pos = 0
-    while pos < len(message):
-        key, pos = _varint(message, pos)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(message, pos)
-            if field == 3:
+    """The dict of one WorkRequest's protobuf bytes (without its length prefix); a message that
+    is not one gives {"malformed": why, "requestId": its id if that was read}."""
+    request = {"arguments": [], "inputs": [], "requestId": 0}
+    try:
+        for field, wire, value in _fields(message):
+            if (field, wire) == (1, 2):
+                request["arguments"].append(_text(value, "an argument"))
+            elif (field, wire) == (2, 2):
+                request["inputs"].append(_decode_input(value))
+            elif (field, wire) == (3, 0):
                 request["requestId"] = _signed32(value)
-            elif field == 4:
+            elif (field, wire) == (4, 0):
                 request["cancel"] = bool(value)
-        elif wire == 2:
-            size, pos = _varint(message, pos)
-            value, pos = message[pos:pos + size], pos + size
-            if field == 1:
-                request["arguments"].append(value.decode("utf-8"))
-        elif wire == 5:
-            pos += 4
-        elif wire == 1:
-            pos += 8
-        else:
-            raise ValueError(f"WorkRequest field {field} has wire type {wire}, which protobuf messages do not use")
+    except Malformed as e:
+        return {"malformed": str(e), "requestId": request["requestId"]}
     return request
+
+
+def _decode_input(message):
+    found = {"path": ""}
+    for field, wire, value in _fields(message):
+        if (field, wire) == (1, 2):
+            found["path"] = _text(value, "an input's path")
+    return found
+
+
+def _length_delimited(field, data):
+    return _encode_varint(field << 3 | 2) + _encode_varint(len(data)) + data
 
 
 def encode_request(request):
     """A WorkRequest dict as protobuf bytes with its length prefix (for tests and restarts)."""
-    body = b"".join(b"\x0a" + _encode_varint(len(a.encode())) + a.encode() for a in request.get("arguments", []))
+    body = b"".join(_length_delimited(1, a.encode()) for a in request.get("arguments", []))
+    body += b"".join(_length_delimited(2, _length_delimited(1, i["path"].encode())) for i in request.get("inputs", []))
     if request.get("requestId"):
         body += b"\x18" + _encode_varint(request["requestId"])
     return _encode_varint(len(body)) + body
@@ -133,6 +195,41 @@ def decode_responses(data, protocol):
         pos = start + size
 
 
+def _object_end(text):
+    """The index after the JSON object that text starts with, or None while it is incomplete."""
+    depth, in_string, escaped = 0, False, False
+    for i, c in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _checked_json(request):
+    """A decoded JSON request, or a malformed one when its fields have the wrong types."""
+    request_id = request.get("requestId", 0) if isinstance(request, dict) else 0
+    request_id = request_id if isinstance(request_id, int) and not isinstance(request_id, bool) else 0
+    arguments = request.get("arguments", []) if isinstance(request, dict) else None
+    inputs = request.get("inputs", []) if isinstance(request, dict) else None
+    if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
+        return {"malformed": "`arguments` is not a list of strings", "requestId": request_id}
+    if not isinstance(inputs, list) or not all(isinstance(i, dict) and isinstance(i.get("path", ""), str) for i in inputs):
+        return {"malformed": "`inputs` is not a list of {\"path\": ...} objects", "requestId": request_id}
+    return dict(request, arguments=arguments, inputs=[{"path": i.get("path", "")} for i in inputs], requestId=request_id)
+
+
 class Reader:
     """Decodes the WorkRequests of a byte stream; the first request decides the protocol."""
 
@@ -140,7 +237,7 @@ class Reader:
         self.protocol = protocol
         self.buffer = pending  # bytes not yet decoded into a request
         self._text = ""  # JSON: decoded text not yet parsed
-        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
 
     def _decide(self):
         if self.protocol is None and self.buffer:
@@ -164,7 +261,13 @@ class Reader:
     def _proto_requests(self):
         requests = []
         while True:
-            header = _varint(self.buffer, 0)
+            try:
+                header = _varint(self.buffer, 0)
+                if header is not None and header[0] > MAX_MESSAGE_BYTES:
+                    raise Malformed(f"a message of {header[0]} bytes")
+            except Malformed as e:  # the stream has no boundary left to find: drop it
+                self.buffer = b""
+                return requests + [{"malformed": f"{e}; the bytes received so far are dropped", "requestId": 0}]
             if header is None or header[1] + header[0] > len(self.buffer):
                 return requests
             size, start = header
@@ -177,12 +280,23 @@ class Reader:
         decoder, requests = json.JSONDecoder(), []
         while True:
             self._text = self._text.lstrip()
+            if not self._text:
+                return requests
+            if not self._text.startswith("{"):
+                start = self._text.find("{")
+                junk, self._text = (self._text, "") if start < 0 else (self._text[:start], self._text[start:])
+                requests.append({"malformed": f"not a JSON object: {junk[:40]!r}", "requestId": 0})
+                continue
             try:
                 request, end = decoder.raw_decode(self._text)
-            except json.JSONDecodeError:
-                return requests  # empty, or an incomplete object: wait for more
+            except json.JSONDecodeError as e:
+                end = _object_end(self._text)
+                if end is None:
+                    return requests  # an incomplete object: wait for more
+                requests.append({"malformed": f"invalid JSON ({e.msg})", "requestId": 0})
+            else:
+                requests.append(_checked_json(request))
             self._text = self._text[end:]
-            requests.append(request)
 
     def undecoded(self):
         """The bytes received but not yet decoded into a request."""

@@ -66,8 +66,9 @@ def test_requests_decode_as_protobuf_encodes_them():
     reader = work_protocol.Reader()
     requests = reader.feed(stream)
     assert reader.protocol == work_protocol.PROTO
-    assert requests == [{"arguments": ["@bazel-out/k8-fastbuild/bin/a.params"], "requestId": 7},
-                        {"arguments": ["--flag", "@é.params"], "requestId": 0}]
+    inputs = [{"path": "exporter/main.py"}]
+    assert requests == [{"arguments": ["@bazel-out/k8-fastbuild/bin/a.params"], "inputs": inputs, "requestId": 7},
+                        {"arguments": ["--flag", "@é.params"], "inputs": inputs, "requestId": 0}]
 
 
 @pytest.mark.parametrize("response", [
@@ -86,9 +87,10 @@ def test_responses_parse_with_protobuf(response):
 
 
 def test_encoded_requests_are_protobuf_s():
-    request = {"arguments": ["@x.params"], "requestId": 300}
-    assert work_protocol.encode_request(request) == _delimited(MESSAGES["WorkRequest"](arguments=["@x.params"],
-                                                                                      request_id=300))
+    request = {"arguments": ["@x.params"], "inputs": [{"path": "a/b.py"}], "requestId": 300}
+    expected = MESSAGES["WorkRequest"](arguments=["@x.params"], request_id=300)
+    expected.inputs.add(path="a/b.py")
+    assert work_protocol.encode_request(request) == _delimited(expected)
 
 
 def test_requests_split_anywhere_wait_for_their_last_byte():
@@ -113,7 +115,7 @@ def test_a_123_byte_protobuf_request_is_not_taken_for_json(argument_length):
     for i in range(len(data)):
         requests += reader.feed(data[i:i + 1])
     assert reader.protocol == work_protocol.PROTO
-    assert requests == [{"arguments": arguments, "requestId": 5}]
+    assert requests == [{"arguments": arguments, "inputs": [], "requestId": 5}]
 
 
 @pytest.mark.parametrize("text", [
@@ -128,7 +130,7 @@ def test_json_requests_without_newlines_are_read_as_json(text):
     for i in range(0, len(data), 5):
         requests += reader.feed(data[i:i + 5])
     assert reader.protocol == work_protocol.JSON
-    assert requests == [{"arguments": ["@a.params"], "requestId": 1}] * 2
+    assert requests == [{"arguments": ["@a.params"], "inputs": [], "requestId": 1}] * 2
     line = work_protocol.encode_response({"exitCode": 0, "output": "", "requestId": 1}, work_protocol.JSON)
     assert json.loads(line) == {"exitCode": 0, "output": "", "requestId": 1} and line.endswith(b"\n")
 
@@ -136,8 +138,8 @@ def test_json_requests_without_newlines_are_read_as_json(text):
 @pytest.mark.parametrize("protocol", [work_protocol.PROTO, work_protocol.JSON])
 def test_pending_requests_survive_a_restart(protocol):
     """A restarting worker re-encodes the requests it had read (worker.py _restart)."""
-    first = {"arguments": ["@1.params"], "requestId": 1}
-    second = {"arguments": ["@2.params"], "requestId": 2}
+    first = {"arguments": ["@1.params"], "inputs": [{"path": "zoo/m.py"}], "requestId": 1}
+    second = {"arguments": ["@2.params"], "inputs": [], "requestId": 2}
     encode = (lambda r: json.dumps(r).encode()) if protocol == work_protocol.JSON else work_protocol.encode_request
     reader = work_protocol.Reader()
     data = encode(first) + encode(second)
@@ -145,3 +147,71 @@ def test_pending_requests_survive_a_restart(protocol):
     pending = b"".join(reader.encode(r) for r in [first]) + reader.undecoded()
     again = work_protocol.Reader(pending, reader.protocol)
     assert again.feed(data[-3:]) == [first, second]
+
+
+def _valid_proto(request_id):
+    return _bazel_request([f"@{request_id}.params"], request_id)
+
+
+@pytest.mark.parametrize("body, why", [
+    (b"\x0a\x02\xff\xfe\x18\x04", "not UTF-8"),  # an argument of two bytes that are not UTF-8
+    (b"\x0a\x09ab\x18", "longer than its message"),
+    (b"\x18\x80\x80", "ends inside a varint"),
+    (b"\x0f\x00", "wire type 7"),
+])
+def test_a_malformed_protobuf_request_is_answered_and_the_next_one_read(body, why):
+    reader = work_protocol.Reader(protocol=work_protocol.PROTO)
+    requests = reader.feed(work_protocol._encode_varint(len(body)) + body + _valid_proto(9))
+    assert len(requests) == 2 and why in requests[0]["malformed"], requests
+    assert requests[1]["requestId"] == 9 and "malformed" not in requests[1]
+
+
+def test_an_overlong_length_drops_the_stream_but_answers():
+    reader = work_protocol.Reader(protocol=work_protocol.PROTO)
+    requests = reader.feed(b"\xff" * 11 + _valid_proto(3))
+    assert [("malformed" in r) for r in requests] == [True]
+    assert reader.feed(_valid_proto(4))[0]["requestId"] == 4  # a later message reads again
+
+
+@pytest.mark.parametrize("junk, why", [
+    (b'{"arguments": [1,]}', "invalid JSON"),
+    (b'{"arguments": "@a.params", "requestId": 5}', "`arguments`"),
+    (b'{"arguments": [], "inputs": [3], "requestId": 5}', "`inputs`"),
+    (b'nonsense ', "not a JSON object"),
+])
+def test_malformed_json_is_answered_and_the_next_request_read(junk, why):
+    reader = work_protocol.Reader()
+    first = reader.feed(b'{"arguments": ["@a.params"], "requestId": 1}')
+    requests = first + reader.feed(junk + b'{"arguments": ["@b.params"], "requestId": 2}')
+    assert [r.get("requestId") for r in requests if "malformed" not in r] == [1, 2]
+    (bad,) = [r for r in requests if "malformed" in r]
+    assert why in bad["malformed"]
+
+
+def test_invalid_utf8_in_json_reads_with_a_replacement_character():
+    reader = work_protocol.Reader()
+    (request,) = reader.feed(b'{"arguments": ["@\xff.params"], "requestId": 3}')
+    assert request["arguments"] == ["@\ufffd.params"]
+
+
+@pytest.mark.parametrize("protocol", [work_protocol.PROTO, work_protocol.JSON])
+def test_fuzzed_streams_never_raise(protocol):
+    """Random bytes, cut anywhere, mixed into valid requests: the reader returns requests or
+    malformed ones, and never raises (the worker answers each and keeps serving)."""
+    import random
+
+    rng = random.Random(20261125)
+    encode = (lambda i: json.dumps({"arguments": [f"@{i}.params"], "requestId": i}).encode()) \
+        if protocol == work_protocol.JSON else _valid_proto
+    for case in range(300):
+        stream = bytearray(b"".join(encode(i) for i in range(1, 4)))
+        for _ in range(rng.randint(1, 6)):
+            at = rng.randrange(len(stream))
+            stream[at:at + rng.randint(0, 3)] = bytes(rng.randrange(256) for _ in range(rng.randint(0, 4)))
+        reader = work_protocol.Reader(protocol=protocol)
+        pos = 0
+        while pos < len(stream):
+            step = rng.randint(1, 40)
+            for request in reader.feed(bytes(stream[pos:pos + step])):
+                assert "malformed" in request or isinstance(request["arguments"], list), (case, request)
+            pos += step
