@@ -16,7 +16,7 @@ inputs against the program, so run() checks input and output types against the m
 import json
 import os
 
-from exporter.core import case_inputs, determinism, float64_math, manifest
+from exporter.core import atomic, case_inputs, determinism, float64_math, manifest
 from exporter.core.errors import UserError
 from exporter.formats import pt2
 
@@ -166,9 +166,7 @@ def run(config):
             suites, records = build_suites(config, "float32")
     bundled = BundledProgram(None, suites, pte_file_path=config.pte)
     out = config.outputs["bpte"]
-    with open(out + ".tmp", "wb") as f:
-        f.write(serialize_from_bundled_program_to_flatbuffer(bundled))
-    os.replace(out + ".tmp", out)
+    atomic.write_bytes(out, serialize_from_bundled_program_to_flatbuffer(bundled))
     manifest.write_json(config.outputs["manifest"], {
         "format": FORMAT,
         "label": config.label,

@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from exporter.core import manifest, shape_spec
+from exporter.core import atomic, manifest, shape_spec
 from exporter.core.errors import UserError
 from exporter.core.export_errors import user_frame
 from exporter.core.determinism import seed_everything
@@ -202,8 +202,7 @@ def run(config):
         batches = [b for path in config.files for b in _load_file(path, config)]
     batches = check_batches(batches, config.spec, f"calibration_data {config.label}", config.spec_label)
     path = config.outputs["batches"]
-    with open(path, "wb") as f:
-        f.write(serialize(batches))
+    atomic.write_bytes(path, serialize(batches))
     manifest.write_json(config.outputs["manifest"], {
         "format": "rules_torch_export/calibration-manifest/1",
         "label": config.label,

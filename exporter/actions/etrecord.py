@@ -21,6 +21,7 @@ import re
 import zipfile
 
 from exporter.actions import lower
+from exporter.core import atomic
 from exporter.core.errors import UserError
 
 # A date the zip format can hold (1980 or later); what `zip -X`-style reproducible archives use.
@@ -61,10 +62,7 @@ def write(et_program, path):
     """Writes et_program's ETRecord (lowered with generate_etrecord) to path, normalised."""
     buffer = io.BytesIO()
     et_program.get_etrecord().save(buffer)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(normalize(buffer.getvalue()))
-    os.replace(tmp, path)
+    atomic.write_bytes(path, normalize(buffer.getvalue()))
 
 
 def warm_up():

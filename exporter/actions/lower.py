@@ -7,7 +7,7 @@ import os
 
 import torch
 
-from exporter.core import buffers, kernels, lowering_errors, manifest
+from exporter.core import atomic, buffers, kernels, lowering_errors, manifest
 from exporter.formats import program_summary
 from exporter.actions import selected_ops
 from exporter.core import shape_spec
@@ -142,7 +142,7 @@ def _write_weights(et_program, path):
         if written != [WEIGHTS_TAG + ".ptd"]:  # a program without weights writes none
             raise UserError(f"the program has no weights to put in a .ptd (ExecuTorch wrote "
                             f"{sorted(written)}); set weights = \"inline\"")
-        os.replace(os.path.join(folder, written[0]), path)
+        atomic.commit(os.path.join(folder, written[0]), path)
     return manifest.file_record(path)
 
 
@@ -214,10 +214,7 @@ def run(config):
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
                 for name, m in config.methods.items()}
     pte, manifest_path = config.outputs["pte"], config.outputs["manifest"]
-    tmp = pte + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(et_program.buffer)
-    os.replace(tmp, pte)
+    atomic.write_bytes(pte, et_program.buffer)
     if "selected_ops" in config.outputs:
         selected_ops.write(pte, config.label, config.outputs["selected_ops"])
     weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}

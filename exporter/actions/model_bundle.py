@@ -76,8 +76,10 @@ def _tokenizer_entry(program, sha256_file):
 
 def build(config, sha256_file):
     """Fills config["output"] with the digest-named programs and index.json."""
+    from exporter.core import atomic
+
     out = config["output"]
-    os.makedirs(out, exist_ok=True)
+    atomic.made_folder(out)
     entries = {}
     for program in sorted(config["programs"], key=lambda p: p["label"]):
         entry = index_entry(program, sha256_file)

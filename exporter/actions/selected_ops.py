@@ -7,19 +7,14 @@ gen_all_oplist does (torchgen's combine_selective_builders). Each operator's deb
 the programs that use it by label, never by path, so the files do not depend on the checkout.
 """
 
-import os
-
-from exporter.core import manifest
+from exporter.core import atomic, manifest
 from exporter.core.errors import UserError
 
 
 def _dump(data, path):
     import yaml
 
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(yaml.safe_dump(data, default_flow_style=False).encode("utf-8"))
-    os.replace(tmp, path)
+    atomic.write_bytes(path, yaml.safe_dump(data, default_flow_style=False).encode("utf-8"))
 
 
 def write(pte, label, path):
@@ -30,11 +25,14 @@ def write(pte, label, path):
     import yaml
     from executorch.codegen.tools import gen_oplist
 
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints every operator it reads
-        gen_oplist.gen_oplist(output_path=path + ".raw", model_file_path=pte)
-    with open(path + ".raw", encoding="utf-8") as f:
-        data = yaml.safe_load(f)
-    os.remove(path + ".raw")
+    raw = atomic.temp_beside(path)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # it prints every operator it reads
+            gen_oplist.gen_oplist(output_path=raw, model_file_path=pte)
+        with open(raw, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    finally:
+        atomic.remove_temp(raw)
     for operator in data["operators"].values():
         operator["debug_info"] = [label]
     _dump(data, path)

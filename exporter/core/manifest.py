@@ -5,7 +5,7 @@ import hashlib
 import json
 import os
 
-from exporter.core import operators
+from exporter.core import atomic, operators
 
 
 def sha256_file(path):
@@ -22,11 +22,8 @@ def file_record(path):
 
 def write_json(path, data):
     """Writes canonical JSON (sorted keys, fixed indent, trailing newline) atomically."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    atomic.write_bytes(path, text.encode("utf-8"))
 
 
 def toolchain_record(identity_path):

@@ -16,12 +16,13 @@ Loaded files get one repair before anything traces them again (see docs/shape_sp
 "Derived sizes after a round trip").
 """
 
-import os
 import re
 import zipfile
 
 import sympy
 import torch
+
+from exporter.core import atomic
 
 # Node metadata that never reaches a written .pt2.
 _PROCESS_SPECIFIC_META = ("stack_trace", "from_node")
@@ -50,9 +51,8 @@ def normalise(ep):
 def save(ep, path):
     """Normalises ep and writes it to path atomically (no half-written .pt2 on failure)."""
     normalise(ep)
-    tmp = path + ".tmp"
-    torch.export.save(ep, tmp)
-    os.replace(tmp, path)
+    with atomic.replacing(path) as tmp:
+        torch.export.save(ep, tmp)
 
 
 def load(path):
