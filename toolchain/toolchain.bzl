@@ -1,5 +1,7 @@
 """The toolchain rule: the interpreter, the exporter and the environment's identity."""
 
+load(":deadline.bzl", "ExporterDeadlineInfo")
+
 def _torch_export_toolchain_impl(ctx):
     return [platform_common.ToolchainInfo(
         python = ctx.executable.python,
@@ -11,6 +13,7 @@ def _torch_export_toolchain_impl(ctx):
             for target, library in ctx.attr.kernel_lists.items()
         },
         worker_requirements = ctx.attr.worker_requirements,
+        deadline_seconds = ctx.attr._deadline[ExporterDeadlineInfo].seconds,
     )]
 
 torch_export_toolchain = rule(
@@ -45,6 +48,7 @@ torch_export_toolchain = rule(
             mandatory = True,
             doc = "An interpreter launcher that works at any path (no absolute path in actions).",
         ),
+        "_deadline": attr.label(default = Label("//rules:exporter_deadline")),
         "worker_requirements": attr.string_dict(
             doc = "Execution requirements for exporter actions, such as the persistent worker's.",
         ),

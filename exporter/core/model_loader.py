@@ -6,9 +6,40 @@ import sys
 
 import torch
 
+from exporter.core import undeclared
 from exporter.core.errors import UserError
 from exporter.core.export_errors import user_frame
 from exporter.core.determinism import seed_everything
+
+
+def undeclared_input(error, owner):
+    """The one-line UserError for a failed import or read of a file that exists in the workspace
+    but is not among owner's declared files (in every mode such a file is missing: see
+    core/undeclared.py); None for any other error."""
+    who = f"{owner.kind} {owner.label}"
+    srcs = tuple(getattr(owner, "srcs", ()))
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        found = undeclared.module_file(error.name, srcs, owner.import_roots)
+        if found:
+            return UserError(
+                f"{who} imports {error.name!r}, which is {found}, but that file is not in its srcs "
+                f"or deps; add \"{os.path.basename(found)}\" to the `srcs` of {owner.label} (or the "
+                f"target that has it to `deps`)"
+            )
+    if isinstance(error, FileNotFoundError):
+        checkpoint_files = tuple(getattr(owner, "checkpoint_files", ()))
+        found = undeclared.data_file(error.filename, srcs + checkpoint_files)
+        if found and checkpoint_files and os.path.dirname(found) == getattr(owner, "checkpoint_dir", None):
+            return UserError(
+                f"{who} reads {found}, which is in its checkpoint folder but not in `checkpoint_dir`; "
+                f"add it to the glob of `checkpoint_dir` of {owner.label}"
+            )
+        if found:
+            return UserError(
+                f"{who} reads {found}, which is not an input of this action; declare it "
+                f"(`checkpoint` or `checkpoint_dir` of {owner.label}) or stop reading it"
+            )
+    return None
 
 
 def _import_module(module_name, owner):
@@ -17,6 +48,9 @@ def _import_module(module_name, owner):
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as e:
+        undeclared_error = undeclared_input(e, owner)
+        if undeclared_error:
+            raise undeclared_error from None
         if e.name and module_name.startswith(e.name):
             raise UserError(
                 f"{who}: entry {owner.entry!r} names module "
@@ -68,7 +102,12 @@ def resolve_entry(owner, import_roots):
             f"'package.module:callable'; fix `entry`"
         )
     add_import_roots(import_roots)
-    return _resolve(_import_module(module_name, owner), qualname, owner)
+    cwd = os.getcwd()
+    try:
+        module = _import_module(module_name, owner)
+    finally:
+        os.chdir(cwd)  # a module may change folders as it loads; the action's relative paths may not
+    return _resolve(module, qualname, owner)
 
 
 def load_model(model):
@@ -88,6 +127,7 @@ def load_model(model):
             f"{type(factory).__name__}, not a callable; point `entry` at a function or class"
         )
     seed_everything()
+    cwd = os.getcwd()
     arguments = dict(model.init_args, **({"checkpoint_dir": model.checkpoint_dir} if model.checkpoint_dir else {}))
     try:
         module = factory(**arguments)
@@ -97,10 +137,12 @@ def load_model(model):
             f"{model.init_args} failed: {e}; fix `init_args`"
         ) from None
     except Exception as e:
-        raise UserError(
+        raise undeclared_input(e, model) or UserError(
             f"torch_model {model.label}: calling {model.entry!r} raised "
             f"{type(e).__name__}: {e}{user_frame(e)}"
         ) from None
+    finally:
+        os.chdir(cwd)  # model code may change folders; the action's relative paths may not
     if not isinstance(module, torch.nn.Module) and hasattr(module, "get_eager_model"):
         # executorch.examples.models wrap their nn.Module in an EagerModelBase.
         module = module.get_eager_model()

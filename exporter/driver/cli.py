@@ -21,13 +21,10 @@ def main(argv):
         from exporter.driver import worker
 
         return worker.serve(options.warm)
-    from exporter.driver import isolation, request
+    from exporter.driver import worker_child
 
-    cache_dir = isolation.private_cache_dir()
-    isolation.block_network()  # also under --spawn_strategy=local, where no sandbox does it
-    try:
-        code, text = request.run(request_arguments)
-    finally:
-        isolation.remove_dir(cache_dir)
+    # In a child of its own, as in the worker: the same isolation (private caches, no network,
+    # also under --spawn_strategy=local, where no sandbox blocks it), deadline and crash report.
+    code, text = worker_child.run_one_shot(request_arguments)
     sys.stderr.write(text)
     return code

@@ -64,15 +64,24 @@ def block_network():
     the sandbox; its forked children call this so that worker mode blocks the network too.
     root creates the namespace directly; other users create it inside a new user namespace,
     which the kernel allows only to a single-threaded process (a child right after fork is).
-    Returns False where the kernel allows neither.
+    Returns whether the process is cut off now: False where the kernel allows neither (a
+    container whose seccomp profile refuses unshare, say) and no sandbox did it before.
     """
     import ctypes
 
     try:
         unshare = ctypes.CDLL(None, use_errno=True).unshare
     except (OSError, AttributeError):  # not Linux
-        return False
-    return any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+        return not network_interfaces()
+    any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+    return not network_interfaces()
+
+
+def network_interfaces():
+    """The network interfaces this process can use besides the loopback."""
+    import socket
+
+    return sorted(name for _, name in socket.if_nameindex() if name != "lo")
 
 
 def exit_on_sigterm():

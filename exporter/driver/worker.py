@@ -91,15 +91,65 @@ def _reader():
     return work_protocol.Reader(base64.b64decode(pending), protocol or None)
 
 
+def _identity_digest(path):
+    """sha256 of a toolchain identity file, or None if it cannot be read."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (OSError, TypeError):
+        return None
+
+
+class _Toolchain:
+    """The toolchain this process runs on, as its first request's identity file described it.
+
+    Bazel keeps a worker when only the toolchain's identity (an input, not part of the worker's
+    key) changes: after a lock change, a warm worker would still hold the old torch and
+    ExecuTorch. A request naming other identity bytes makes the worker restart instead.
+    """
+
+    def __init__(self):
+        self.digest = None
+
+    def changed_for(self, peek):
+        digest = _identity_digest(peek.identity) if peek.identity else None
+        if digest is None:
+            return False
+        if self.digest is None:
+            self.digest = digest
+        return digest != self.digest
+
+
+def _stop_superseded(running, peek):
+    """Stops the running requests that write the outputs of peek's: a newer build runs their
+    action again, so they are left over from an interrupted one (Bazel 4.2.3 cannot cancel).
+
+    They get no answer: Bazel no longer waits for them, and it may have given the new request
+    the old one's id, so an answer would be taken for the new request's.
+    """
+    for older in running:
+        if older.stopped is None and set(older.peek.outputs) & set(peek.outputs):
+            older.stop(None)
+
+
+def _malformed_response(work_request):
+    return {"exitCode": 1, "requestId": work_request.get("requestId", 0),
+            "output": f"exporter worker: ignored a malformed WorkRequest: {work_request['malformed']}\n"}
+
+
 def serve(command):
     """The worker loop: a WorkResponse for each WorkRequest, until stdin closes.
 
     Requests may arrive while others run (Bazel multiplexes them, with distinct requestIds):
-    each runs in its own child and is answered when it ends. The parent stays one thread and
-    waits in select() on stdin and the children's pipes. command (an action's, e.g. "lower") is
-    what this worker's requests will do, for warm_up().
+    each runs in its own child and is answered when it ends, or when the parent stops it (its
+    deadline passed, or a newer request writes the same outputs: the old one is left over from
+    an interrupted build). The parent stays one thread and waits in select() on stdin and the
+    children's pipes. command (an action's, e.g. "lower") is what this worker's requests will do,
+    for warm_up().
     """
-    from exporter.driver import isolation
+    from exporter.driver import isolation, request
 
     original_env = dict(os.environ)
     reader = _reader()
@@ -108,37 +158,54 @@ def serve(command):
     os.dup2(2, 1)
     isolation.sweep_dead_private_dirs()  # left by workers that were SIGKILLed
     cache_dir = isolation.private_cache_dir()  # children's private folders are made inside it
+    execroot = os.getcwd()
+
+    def answer(response):
+        channel.write(work_protocol.encode_response(response, reader.protocol))
+        channel.flush()
+
     try:
         isolation.exit_on_sigterm()  # Bazel stops idle workers with SIGTERM
         worker_child.single_threaded_parent()
-        started_with = source_digest()
+        started_with, toolchain = source_digest(), _Toolchain()
         warm_up(command)
         # For the bench's critical-path report (bench/critical_path.py), in the worker's log.
         print(f"{WARM_UP_LOG_PREFIX} {command} {_process_start():.3f} {time.time():.3f}", file=sys.stderr, flush=True)
         queued = reader.feed(b"")
         running = {}  # pipe fd -> worker_child.Child
-        stdin_open = True
+        stdin_open, stale = True, False
         while stdin_open or queued or running:
-            # Bazel 4.2.3 keeps a worker whose tool files changed (an edited or upgraded
-            # exporter). Its warm state is stale then: let the running children finish, then
-            # restart with the new code and hand it the requests not yet started.
-            stale = bool(queued) and source_digest() != started_with
+            for bad in [r for r in queued if "malformed" in r]:
+                queued.remove(bad)
+                answer(_malformed_response(bad))
+            # Bazel 4.2.3 keeps a worker whose tool files or toolchain changed (an edited exporter,
+            # a new lock). Its warm state is stale then: let the running children finish, then
+            # restart with the code and venv now on disk, and hand it the requests not yet started.
+            stale = stale or (bool(queued) and source_digest() != started_with)
+            while queued and not stale:
+                peek = request.Peek(queued[0].get("arguments", []), execroot)
+                stale = toolchain.changed_for(peek)
+                if not stale:
+                    _stop_superseded(running.values(), peek)
+                    child = worker_child.Child(queued.pop(0), channel.fileno(), peek)
+                    running[child.fd] = child
             if stale and not running:
                 isolation.remove_dir(cache_dir)
                 _restart(channel, original_env, reader, queued)
-            while queued and not stale:
-                child = worker_child.Child(queued.pop(0), channel.fileno())
-                running[child.fd] = child
+            now = time.monotonic()
+            for child in running.values():
+                child.stop_if_late(now)
+            waiting = [c.deadline - now for c in running.values() if c.stopped is None]
             watched = list(running) + ([0] if stdin_open and not stale else [])
-            for fd in select.select(watched, [], [])[0]:
+            for fd in select.select(watched, [], [], max(0.0, min(waiting)) if waiting else None)[0]:
                 if fd == 0:
                     chunk = os.read(0, 1 << 16)
                     stdin_open = bool(chunk)
                     queued += reader.feed(chunk)
                 elif not running[fd].read():
                     response = running.pop(fd).response()
-                    channel.write(work_protocol.encode_response(response, reader.protocol))
-                    channel.flush()
+                    if response:
+                        answer(response)
     finally:
         isolation.remove_dir(cache_dir)
     return 0

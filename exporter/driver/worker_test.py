@@ -15,6 +15,7 @@ import pytest
 from runfiles import Runfiles
 
 from exporter.driver import work_protocol
+from exporter.driver.worker import WARM_UP_LOG_PREFIX
 
 MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
 
@@ -58,8 +59,21 @@ MODELS = textwrap.dedent(
 
     def hard_exit():
         os._exit(7)
+
+    def wanders():
+        # Model code that changes folders: the outputs must still land where Bazel expects them.
+        os.chdir("/")
+        return Tiny()
+
+    def hangs():
+        import subprocess, time
+        subprocess.Popen(["sleep", "313"])  # started by the model: the deadline stops it too
+        time.sleep(300)
     """
 )
+
+USES_HELPER = "from zoo.helper import Tiny\n"
+HELPER = "from zoo.models import Tiny\n"
 
 SLOW = "import time\ntime.sleep(30)\nfrom zoo.models import Tiny\n"
 
@@ -76,6 +90,8 @@ def workdir(tmp_path_factory):
     (tmp_path / "zoo" / "__init__.py").write_text("")
     (tmp_path / "zoo" / "models.py").write_text(MODELS)
     (tmp_path / "zoo" / "slow.py").write_text(SLOW)
+    (tmp_path / "zoo" / "uses_helper.py").write_text(USES_HELPER)
+    (tmp_path / "zoo" / "helper.py").write_text(HELPER)
     (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
     old = os.getcwd()
     os.chdir(tmp_path)
@@ -83,7 +99,7 @@ def workdir(tmp_path_factory):
     os.chdir(old)
 
 
-def params_for(name, entry):
+def params_for(name, entry, deadline=None):
     """Writes a config and params file for exporting `entry`; returns the params argument."""
     config = {
         "label": f"//zoo:{name}",
@@ -97,7 +113,7 @@ def params_for(name, entry):
     with open(f"{name}.json", "w") as f:
         json.dump(config, f)
     with open(f"{name}.params", "w") as f:
-        f.write(f"export\n{name}.json\n")
+        f.write(f"export\n{name}.json\n" + (f"--deadline={deadline}\n" if deadline else ""))
     return f"@{name}.params"
 
 
@@ -105,12 +121,12 @@ class Worker:
     """A worker process, spoken to as Bazel 4.2.3 does: protobuf messages, or JSON objects
     without trailing newlines."""
 
-    def __init__(self, main=MAIN, protocol=work_protocol.PROTO):
+    def __init__(self, main=MAIN, protocol=work_protocol.PROTO, log=None):
         self.proc = subprocess.Popen(
             [sys.executable, main, "--warm=lower", "--persistent_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=log or subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
         self.next_id = 0
@@ -118,11 +134,12 @@ class Worker:
         self.received = b""  # bytes of a response not yet complete
         self.responses = []  # complete responses not yet received
 
-    def send(self, params):
+    def send(self, params, inputs=()):
+        """Sends a request; inputs, if given, are its declared inputs (WorkRequest.inputs)."""
         self.next_id += 1
-        request = {"arguments": [params], "requestId": self.next_id}
+        request = {"arguments": [params], "inputs": [{"path": p} for p in inputs], "requestId": self.next_id}
         if self.protocol == work_protocol.JSON:
-            self.proc.stdin.write(json.dumps(dict(request, inputs=[])).encode())  # no newline
+            self.proc.stdin.write(json.dumps(request).encode())  # no newline
         else:
             self.proc.stdin.write(work_protocol.encode_request(request))
         self.proc.stdin.flush()
@@ -139,8 +156,8 @@ class Worker:
             self.responses += responses
         return self.responses.pop(0)
 
-    def request(self, params):
-        request_id = self.send(params)
+    def request(self, params, inputs=()):
+        request_id = self.send(params, inputs)
         response = self.receive()
         assert response["requestId"] == request_id
         return response
@@ -348,3 +365,107 @@ def test_a_warm_up_request_is_answered_once_the_worker_is_warm(workdir):
     assert probe.returncode == 0, probe.stderr
     assert (workdir / "one_shot.warm").read_bytes() == b"warm\n"
     assert "| torch\n" not in probe.stderr, "a one-shot warm-up request imported torch"
+
+
+def declared(name, *sources):
+    """The inputs Bazel would list for an export of the given model sources."""
+    return ["identity.txt", f"{name}.json", "zoo/__init__.py", *sources]
+
+
+def test_an_undeclared_import_fails_as_in_the_sandbox(worker, workdir):
+    """A request runs in a folder of its declared inputs: a module the target did not declare is
+    missing, and the one line names the module, its file and the target to add it to."""
+    params = params_for("undeclared", "zoo.uses_helper:Tiny")
+    response = worker.request(params, declared("undeclared", "zoo/uses_helper.py", "zoo/models.py"))
+    assert response["exitCode"] == 1
+    lines = response["output"].splitlines()
+    assert lines[0] == ("ERROR: //zoo:undeclared: torch_model //zoo:model imports 'zoo.helper', which is "
+                        "zoo/helper.py, but that file is not in its srcs or deps; add \"helper.py\" to the "
+                        "`srcs` of //zoo:model (or the target that has it to `deps`)"), lines
+    assert not (workdir / "undeclared.pt2").exists()
+    inputs = declared("undeclared", "zoo/uses_helper.py", "zoo/helper.py", "zoo/models.py")
+    assert worker.request(params, inputs)["exitCode"] == 0
+    assert (workdir / "undeclared.pt2").exists()  # outputs go to the real folder, not the private one
+
+
+def test_model_code_that_changes_folders_writes_where_bazel_expects(worker, workdir):
+    for run in ("worker", "one-shot"):
+        params = params_for(f"wanders_{run.replace('-', '_')}", "zoo.models:wanders")
+        if run == "worker":
+            assert worker.request(params)["exitCode"] == 0
+        else:
+            assert one_shot(params).returncode == 0
+        assert (workdir / f"wanders_{run.replace('-', '_')}.pt2").exists()
+
+
+@pytest.mark.parametrize("run", ["worker", "one-shot"])
+def test_a_request_past_its_deadline_is_stopped_in_one_line(worker, workdir, run):
+    params = params_for("hangs", "zoo.models:hangs", deadline=5)
+    started = time.monotonic()
+    if run == "worker":
+        response = worker.request(params)
+        code, output = response["exitCode"], response["output"]
+    else:
+        done = one_shot(params)
+        code, output = done.returncode, done.stderr
+    assert time.monotonic() - started < 60
+    assert code == 1
+    assert output.splitlines() == [
+        "ERROR: //zoo:hangs: the exporter ran past this action's deadline of 5 s and was stopped; if the "
+        "target needs longer, set `deadline = <seconds>` on //zoo:hangs or pass "
+        "--@rules_torch_export//rules:exporter_deadline=<seconds>"]
+    time.sleep(1)
+    sleepers = subprocess.run(["pgrep", "-f", "^sleep 313$"], capture_output=True, text=True).stdout.split()
+    assert sleepers == [], "what the model started outlived the deadline"
+    assert not (workdir / "hangs.pt2").exists()
+
+
+def test_a_newer_request_for_the_same_outputs_stops_the_old_one(worker, workdir):
+    """After Ctrl-C, Bazel 4.2.3 leaves a request running in the worker; the next build sends the
+    same action again. The old request must not write over (or clean up) the new outputs."""
+    (workdir / "zoo" / "stale.py").write_text("import time\ntime.sleep(60)\nfrom zoo.models import Tiny\n")
+    old = worker.send(params_for("twice", "zoo.stale:Tiny"))
+    deadline = time.monotonic() + 120
+    while not children_of(worker.proc.pid):
+        assert time.monotonic() < deadline, "the worker never forked a child"
+        time.sleep(0.2)
+    (stale_child,) = children_of(worker.proc.pid)
+    new = worker.send(params_for("twice", "zoo.models:Tiny"))
+    response = worker.receive(timeout=50)
+    # The old request gets no answer: Bazel no longer waits for it, and may reuse its id.
+    assert response["requestId"] == new and response["exitCode"] == 0, (old, response)
+    assert (workdir / "twice.pt2").exists()
+    assert not is_running(int(stale_child))
+
+
+def test_malformed_requests_are_answered_and_the_worker_keeps_serving(workdir):
+    w = Worker()
+    try:
+        w.proc.stdin.write(b"\x05\x0a\x03\xff\xfe\x41")  # an argument that is not UTF-8
+        w.proc.stdin.flush()
+        bad = w.receive()
+        assert bad["exitCode"] == 1 and "malformed WorkRequest" in bad["output"], bad
+        assert w.request(params_for("after_garbage", "zoo.models:Tiny"))["exitCode"] == 0
+    finally:
+        w.close()
+
+
+def test_a_toolchain_change_restarts_a_warm_worker(workdir):
+    """The identity file is an input, not part of the worker's key: Bazel keeps a warm worker
+    after a lock change. The worker sees the new identity and restarts before running it."""
+    log_path = workdir / "toolchain_worker.log"
+    identity = workdir / "identity.txt"
+    original = identity.read_text()
+    with open(log_path, "wb") as log:
+        w = Worker(log=log)
+        try:
+            assert w.request(params_for("before_lock", "zoo.models:Tiny"))["exitCode"] == 0
+            identity.write_text(original + "einops==0.8.1\n")
+            assert w.request(params_for("after_lock", "zoo.models:Tiny"))["exitCode"] == 0
+            assert w.request(params_for("after_lock2", "zoo.models:Tiny"))["exitCode"] == 0
+            assert w.proc.poll() is None, "the worker restarts in place; Bazel keeps talking to it"
+        finally:
+            identity.write_text(original)
+            w.close()
+    warm_ups = [line for line in log_path.read_text().splitlines() if line.startswith(WARM_UP_LOG_PREFIX)]
+    assert len(warm_ups) == 2, warm_ups  # started, then restarted once for the new toolchain

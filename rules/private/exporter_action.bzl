@@ -104,6 +104,9 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
     request = ctx.actions.args()
     request.add(request_command)
     request.add(config_file)
+
+    # Not in the config: a deadline changes no output, so it stays out of the manifests.
+    request.add("--deadline={}".format(getattr(ctx.attr, "deadline", 0) or toolchain.deadline_seconds))
     request.use_param_file("@%s", use_always = True)
     request.set_param_file_format("multiline")
 

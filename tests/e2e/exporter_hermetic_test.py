@@ -130,3 +130,70 @@ def test_sweep_removes_the_private_folders_of_dead_runs_only(tmp_path):
     result = json.loads(in_child(child))
     assert result == {"removed": [dead], "alive_kept": True}
     assert not os.path.exists(dead)
+
+
+def _refuse_unshare():
+    """Makes the kernel refuse unshare(2) to this process and its children (EPERM), as the
+    default seccomp profile of container runtimes does: no network namespace can be made."""
+    import ctypes
+    import platform
+
+    number = {"x86_64": 272, "aarch64": 97}[platform.machine()]
+
+    class Instruction(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Instruction))]
+
+    code = (Instruction * 4)(
+        Instruction(0x20, 0, 0, 0),  # load the syscall number
+        Instruction(0x15, 0, 1, number),  # unshare?
+        Instruction(0x06, 0, 0, 0x00050000 | 1),  # then fail with EPERM
+        Instruction(0x06, 0, 0, 0x7FFF0000),  # else allow
+    )
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+    program = Program(len(code), code)
+    assert libc.prctl(22, 2, ctypes.byref(program), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
+def test_an_action_that_ran_with_network_says_so_in_its_log_and_manifest(tmp_path):
+    """Where no network namespace can be made and no sandbox blocked the network, the action
+    runs with network: its log says so in one line, and its manifest records it."""
+    from exporter.driver import request, worker_child
+
+    assert isolation.network_interfaces(), "this test needs a machine with a network interface"
+    (tmp_path / "zoo").mkdir()
+    (tmp_path / "zoo" / "__init__.py").write_text("")
+    (tmp_path / "zoo" / "tiny.py").write_text(
+        "import torch\n\nclass Tiny(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n")
+    (tmp_path / "identity.txt").write_text("python 3.11.7\n")
+    spec = {"inputs": [{"name": "x", "value": {"tensor": {"shape": [2], "dtype": "float32"}}}], "dims": {}}
+
+    def export(name, refuse):
+        def child():
+            os.chdir(tmp_path)
+            if refuse:
+                _refuse_unshare()
+            config = {"label": f"//zoo:{name}", "identity": "identity.txt", "spec_label": "//zoo:spec", "spec": spec,
+                      "model": {"label": "//zoo:tiny", "entry": "zoo.tiny:Tiny", "srcs": ["zoo/tiny.py"],
+                                "import_roots": ["."]},
+                      "outputs": {"pt2": f"{name}/t.pt2", "manifest": f"{name}/t.pt2.json", "log": f"{name}/t.log"}}
+            os.makedirs(name)
+            (tmp_path / f"{name}.json").write_text(json.dumps(config))
+            code, text = worker_child.run_one_shot(["export", f"{name}.json"])
+            return json.dumps([code, text])
+
+        code, text = json.loads(in_child(child))
+        assert code == 0, text
+        return json.loads((tmp_path / name / "t.pt2.json").read_text()), (tmp_path / name / "t.log").read_text()
+
+    open_manifest, open_log = export("open", refuse=True)
+    closed_manifest, closed_log = export("closed", refuse=False)
+    assert open_manifest["network"] == "not blocked"
+    assert [line for line in open_log.splitlines() if "network" in line] == [
+        f"rules_torch_export: {request.NETWORK_NOT_BLOCKED}"]
+    assert "network" not in closed_manifest and "network" not in closed_log
+    assert (tmp_path / "open" / "t.pt2").read_bytes() == (tmp_path / "closed" / "t.pt2").read_bytes()

@@ -4,18 +4,21 @@
   replayed from the execution log in an empty folder holding just those inputs (plus the venv,
   which a container image would provide), with HOME and TMPDIR pointed at folders that must
   stay empty, and under other PYTHONHASHSEED values; it must give Bazel's bytes.
-- In the sandbox a model cannot reach the network, and says so in one line.
+- A model cannot read a file its target did not declare, in the worker as in the sandbox: the
+  same one line in both, naming the file and the target to add it to.
+- A model cannot reach the network, in the sandbox or in the worker, and says so in one line.
 - The container-image toolchain (//toolchain/remote) builds under the sandbox, without network,
   on an execution platform with exec_properties, and gives the same bytes.
 """
 
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
-from tests.e2e import harness, network_probe, zoo_workspace
+from tests.e2e import harness, network_probe, undeclared_probe, zoo_workspace
 
 MLP = [
     "bazel-bin/zoo/mlp_ep.pt2",
@@ -87,9 +90,14 @@ def listener():
         yield server
 
 
-def test_a_model_cannot_reach_the_network_in_the_sandbox(ws, listener):
+# The default mode (the persistent worker, outside Bazel's sandbox) and the sandbox.
+MODES = {"worker": [], "sandbox": ["--spawn_strategy=sandboxed"]}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_model_cannot_reach_the_network(ws, listener, mode):
     network_probe.install(ws, listener.getsockname()[1])
-    result = ws.bazel("build", "//zoo_net:fetch_ep", "--spawn_strategy=sandboxed")
+    result = ws.bazel("build", "//zoo_net:fetch_ep", *MODES[mode])
     assert result.code != 0
     assert not network_probe.connected(listener)
     lines = result.stderr.splitlines()
@@ -124,3 +132,118 @@ def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, bui
         properties = {p["name"]: p["value"] for p in spawn["platform"]["properties"]}
         assert properties["container-image"].startswith("docker://")
     assert ws.digests(MLP) == digests  # same environment, other toolchain: the same bytes
+
+
+def _one_error(result, label):
+    assert result.code != 0, "the build succeeded"
+    errors = [line for line in result.stderr.splitlines() if line.startswith(f"ERROR: {label}:")]
+    assert len(errors) == 1, result.stderr[-4000:]
+    assert "Traceback" not in result.stderr
+    return errors[0]
+
+
+def test_an_undeclared_import_fails_alike_in_the_worker_and_the_sandbox(ws):
+    """Measured before the fix: the worker built it, and an edit of the helper rebuilt nothing."""
+    undeclared_probe.install(ws)
+    lines = {mode: _one_error(ws.bazel("build", "//zoo_undeclared:ep", *flags), "//zoo_undeclared:ep")
+             for mode, flags in MODES.items()}
+    assert lines["worker"] == lines["sandbox"]
+    assert lines["worker"] == (
+        "ERROR: //zoo_undeclared:ep: torch_model //zoo_undeclared:m imports 'zoo_undeclared.helper', which "
+        "is zoo_undeclared/helper.py, but that file is not in its srcs or deps; add \"helper.py\" to the "
+        "`srcs` of //zoo_undeclared:m (or the target that has it to `deps`)")
+    undeclared_probe.install(ws, declare_helper=True)
+    first = ws.build("//zoo_undeclared:ep")
+    assert [s["runner"] for s in first.executed("TorchExport")] == ["worker"]
+    before = ws.sha256("bazel-bin/zoo_undeclared/ep.pt2")
+    ws.write("zoo_undeclared/helper.py", "SCALE = 3.0\n")
+    assert ws.build("//zoo_undeclared:ep").labels("TorchExport") == ["//zoo_undeclared:ep"]
+    assert ws.sha256("bazel-bin/zoo_undeclared/ep.pt2") != before
+
+
+def test_a_checkpoint_file_outside_the_glob_fails_alike_in_both_modes(ws):
+    undeclared_probe.install(ws)
+    lines = {mode: _one_error(ws.bazel("build", "//zoo_undeclared:ckpt_ep", *flags), "//zoo_undeclared:ckpt_ep")
+             for mode, flags in MODES.items()}
+    assert lines["worker"] == lines["sandbox"]
+    assert lines["worker"] == (
+        "ERROR: //zoo_undeclared:ckpt_ep: torch_model //zoo_undeclared:ckpt reads "
+        "zoo_undeclared/weights/extra.json, which is in its checkpoint folder but not in `checkpoint_dir`; "
+        "add it to the glob of `checkpoint_dir` of //zoo_undeclared:ckpt")
+
+
+PROBE_BUILD = """
+load("//rules:defs.bzl", "torch_export", "torch_model")
+
+torch_model(
+    name = "probe",
+    srcs = ["probe.py"],
+    entry = "zoo_probe.probe:Probe",
+)
+
+torch_export(
+    name = "ep",
+    model = ":probe",
+    shapes = "//zoo:vec",
+)
+"""
+
+# A model whose weights say which toolchain built it: the probe venv's startup sets the variable.
+PROBE_MODEL = """import os
+
+import torch
+
+
+class Probe(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mark", torch.tensor(float(os.environ.get("RULES_TORCH_EXPORT_PROBE", "0"))))
+
+    def forward(self, x):
+        return x + self.mark
+"""
+
+
+def _venv_with_a_probe(folder):
+    """The outer venv plus one distribution whose startup hook sets RULES_TORCH_EXPORT_PROBE=1:
+    another toolchain, as a lock change gives, in a second."""
+    base = harness.outer_venv()
+    (version,) = [v for v in os.listdir(os.path.join(base, "lib")) if v.startswith("python")]
+    site, base_site = os.path.join(folder, "lib", version, "site-packages"), os.path.join(base, "lib", version, "site-packages")
+    os.makedirs(site)
+    os.makedirs(os.path.join(folder, "bin"))
+    os.symlink(os.path.realpath(os.path.join(base, "bin", "python3")), os.path.join(folder, "bin", "python3"))
+    with open(os.path.join(base, "pyvenv.cfg")) as f, open(os.path.join(folder, "pyvenv.cfg"), "w") as g:
+        g.write(f.read())
+    for name in os.listdir(base_site):
+        os.symlink(os.path.join(base_site, name), os.path.join(site, name))
+    dist = os.path.join(site, "rules_torch_export_probe-1.0.dist-info")
+    os.makedirs(dist)
+    with open(os.path.join(dist, "METADATA"), "w") as f:
+        f.write("Metadata-Version: 2.1\nName: rules-torch-export-probe\nVersion: 1.0\n")
+    with open(os.path.join(site, "rules_torch_export_probe.pth"), "w") as f:
+        f.write("import os; os.environ['RULES_TORCH_EXPORT_PROBE'] = '1'\n")
+    return str(folder)
+
+
+def _mark(ws):
+    import torch
+
+    return torch.export.load(os.path.join(ws.path, "bazel-bin/zoo_probe/ep.pt2")).state_dict["mark"].item()
+
+
+def test_a_new_toolchain_under_a_warm_worker_builds_with_the_new_toolchain(ws, tmp_path):
+    """Runs last: it points the workspace at another venv. Bazel keeps a warm worker when only
+    the toolchain's identity file (an input) changes; the worker must not serve the old one."""
+    ws.write("zoo_probe/BUILD", PROBE_BUILD)
+    ws.write("zoo_probe/probe.py", PROBE_MODEL)
+    first = ws.build("//zoo_probe:ep")
+    assert [s["runner"] for s in first.executed("TorchExport")] == ["worker"]
+    assert _mark(ws) == 0.0
+    probe_venv = _venv_with_a_probe(tmp_path / "probe_venv")
+    second = ws.build("//zoo_probe:ep", env={"RULES_TORCH_EXPORT_REUSE_VENV": probe_venv})
+    assert [s["runner"] for s in second.executed("TorchExport")] == ["worker"]  # the identity is an input
+    assert _mark(ws) == 1.0, "the warm worker of the old toolchain built it"
+    identity = ws.sha256(os.path.join(ws.info("output_base"), "external/torch_export_venv/identity.txt"))
+    manifest = json.loads(ws.read("bazel-bin/zoo_probe/ep.pt2.json"))
+    assert manifest["toolchain"]["identity_sha256"] == identity

@@ -141,6 +141,74 @@ def _children(pid):
     return [int(p) for p in found.split()]
 
 
+SLOW_BUILD = """
+load("//rules:defs.bzl", "torch_export", "torch_model")
+
+torch_model(
+    name = "slowpoke",
+    srcs = ["slowpoke.py"],
+    entry = "zoo_slow.slowpoke:Slowpoke",
+)
+
+torch_export(
+    name = "ep",
+    model = ":slowpoke",
+    shapes = "//zoo:vec",
+)
+"""
+
+# The first process to load it (the interrupted build's) runs long, then fails; later ones do not.
+SLOW_MODEL = """import os
+import time
+
+import torch
+
+MARKER = {marker!r}
+if not os.path.exists(MARKER):
+    open(MARKER, "w").close()
+    time.sleep(45)
+    raise RuntimeError("the interrupted build's request fails late")
+
+
+class Slowpoke(torch.nn.Module):
+    def forward(self, x):
+        return x * 2{comment}
+"""
+
+
+def test_an_interrupted_build_leaves_nothing_that_harms_the_next_one(ws, tmp_path):
+    """Ctrl-C leaves the worker's child running (Bazel 4.2.3 cannot cancel a request), and the
+    next build runs the same action at once. The old request must neither write into the new
+    outputs nor remove them when it fails."""
+    marker = str(tmp_path / "first-run")
+    open(marker, "w").close()
+    ws.write("zoo_slow/BUILD", SLOW_BUILD)
+    ws.write("zoo_slow/slowpoke.py", SLOW_MODEL.format(marker=marker, comment=""))
+    ws.build("//zoo_slow:ep")
+    reference = ws.sha256("bazel-bin/zoo_slow/ep.pt2")
+    os.remove(marker)
+    ws.write("zoo_slow/slowpoke.py", SLOW_MODEL.format(marker=marker, comment="  # runs again"))
+    build = ws.popen("build", "//zoo_slow:ep")
+    deadline = time.monotonic() + 300
+    while not os.path.exists(marker):
+        assert build.poll() is None and time.monotonic() < deadline, "the export never started"
+        time.sleep(0.2)
+    (old_child,) = [c for pid in _exporter_workers(ws, "export") for c in _children(pid)]
+    build.send_signal(signal.SIGINT)  # Ctrl-C
+    build.communicate(timeout=120)
+    assert os.path.exists(f"/proc/{old_child}"), "Bazel stopped the old request itself"
+    assert ws.build("//zoo_slow:ep").labels("TorchExport") == ["//zoo_slow:ep"]  # at once
+    pt2 = os.path.join(ws.path, "bazel-bin/zoo_slow/ep.pt2")
+    assert ws.sha256("bazel-bin/zoo_slow/ep.pt2") == reference
+    written = os.stat(pt2)
+    while os.path.exists(f"/proc/{old_child}") and time.monotonic() < deadline:
+        time.sleep(0.5)  # until the old request has ended (today: stopped by the new one)
+    time.sleep(1)
+    assert os.path.exists(pt2), "the old request's clean-up removed the new output"
+    assert (os.stat(pt2).st_ino, os.stat(pt2).st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    assert ws.build("//zoo_slow:ep").executed("TorchExport") == []
+
+
 def test_a_worker_killed_mid_build_fails_that_build_and_the_next_one_succeeds(ws):
     """Runs last: it kills the workspace's export worker while a request runs in its child."""
     _edit(ws, "zoo/gate.py", "import torch\n", "import time\n\nimport torch\n\ntime.sleep(15)\n")
