@@ -16,6 +16,7 @@ TESTS = [
     "//keywords:keyword_net_numerics_test",
     "//keywords:keyword_net_q8_numerics_test",
     "//keywords:keyword_net_runtime_test",
+    "//keywords:keyword_spotter_arm64_app_test",
     "//keywords:keyword_spotter_test",
 ]
 
@@ -41,6 +42,16 @@ def test_consumer_builds_and_tests(consumer):
     # The exporter ran from the external repository, not from a copy in the consumer.
     (export,) = result.executed("TorchExport")
     assert "external/rules_torch_export/exporter/main.py" in export["commandArgs"]
+
+
+def test_the_app_builds_for_arm64_with_platforms(consumer):
+    """--platforms alone builds the consumer's C++ for arm64: the rules register the cross toolchain,
+    and @torch_export_venv//executorch gives the aarch64 runtime."""
+    result = consumer.bazel("build", "--platforms=@rules_torch_export//platforms:linux_aarch64", "//keywords:keyword_spotter")
+    assert result.code == 0, result.stderr[-3000:]
+    header = consumer.read("bazel-bin/keywords/keyword_spotter", mode="rb")[:20]
+    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183  # EM_AARCH64
+    assert result.executed("ExecuTorchLower") == []  # the program does not depend on the target platform
 
 
 def test_manifests_name_the_consumer_targets(consumer):
