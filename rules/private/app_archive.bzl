@@ -47,14 +47,7 @@ data through Bazel's runfiles library (`NAME.runfiles/`). The bytes depend on th
 (sorted, mtime 0, owner root).
 
 With an arm64_binary, it ships the aarch64 ELF (the launcher that runs it here under qemu stays
-out): on x86-64, `qemu-aarch64-static -L /usr/aarch64-linux-gnu ./NAME` runs the unpacked app.
-
-```python
-app_archive(
-    name = "keyword_spotter_arm64_app",
-    binary = ":keyword_spotter_arm64",
-)
-```""",
+out): on x86-64, `qemu-aarch64-static -L /usr/aarch64-linux-gnu ./NAME` runs the unpacked app.""",
     attrs = {
         "binary": attr.label(
             mandatory = True,

@@ -111,17 +111,10 @@ runs it here: directly on an arm64 machine, under `qemu-aarch64-static -L /usr/a
 on x86-64 (Debian's qemu-user-static and g++-aarch64-linux-gnu, which ./bazelw installs). Times
 measured through it are emulated, not the device's.
 
-```python
-arm64_binary(
-    name = "keyword_spotter_arm64",
-    binary = ":keyword_spotter",
-)
-```
-
-`bazel run :keyword_spotter_arm64 -- ARGS`, or put it in a test's `data` and start it like any
-executable. If the same test also has the host build of `binary` in its runfiles, the two ELFs
-share a runfiles path: give the arm64 one its own `cc_binary` (//native/arm64:et_runner). To ship
-the ELF with its shared libraries, see app_archive.""",
+`bazel run :<name> -- ARGS`, or put it in a test's `data` and start it like any executable. If
+the same test also has the host build of `binary` in its runfiles, the two ELFs share a runfiles
+path: give the arm64 one its own `cc_binary` (as //native/arm64:et_runner). To ship the ELF with
+its shared libraries, see app_archive.""",
     attrs = dict(ALLOWLIST_ATTRS, **{
         "binary": attr.label(
             mandatory = True,
