@@ -76,13 +76,19 @@ def test_arm64_runner_matches_the_host_runner(program):
     assert not failures, f"past rtol {rtol:g}, atol {atol:g}:\n" + "\n".join(failures)
 
 
-def test_the_arm64_runner_is_an_aarch64_elf_run_through_its_launcher():
+def _machine(path):
+    """The ELF header's e_machine: 183 for aarch64, 62 for x86-64."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    assert header[:4] == b"\x7fELF", path
+    return int.from_bytes(header[18:20], "little")
+
+
+def test_the_arm64_runner_is_an_aarch64_elf_beside_the_host_runner():
     launcher = open(ARM64_RUNNER, encoding="utf-8").read()
     assert launcher.startswith("#!/bin/sh") and "qemu-aarch64-static -L" in launcher
-    elf = RUNFILES.Rlocation("rules_torch_export/native/arm64/et_runner")
-    with open(elf, "rb") as f:
-        header = f.read(20)
-    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183  # EM_AARCH64
+    assert _machine(RUNFILES.Rlocation("rules_torch_export/native/et_runner.aarch64")) == 183
+    assert _machine(HOST_RUNNER) == 62  # the same target, built for the host, in the same runfiles
 
 
 def _without(tmp_path, tools):

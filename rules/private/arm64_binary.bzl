@@ -46,7 +46,7 @@ Arm64BinaryInfo = provider(
     doc = "The aarch64 ELF behind an arm64_binary, for rules that ship it (app_archive).",
     fields = {
         "binary": "File: the aarch64 executable.",
-        "runfiles": "runfiles: its own (shared libraries, data), without the launcher.",
+        "runfiles": "runfiles: its own (the ELF at its path, shared libraries, data), without the launcher.",
     },
 )
 
@@ -88,19 +88,31 @@ def _rlocation(ctx, f):
     short = f.short_path
     return short[len("../"):] if short.startswith("../") else ctx.workspace_name + "/" + short
 
+def _renamed(ctx, elf, runfiles):
+    """runfiles with the ELF at <its path>.aarch64: a test may hold the host build of the same
+    binary, at the ELF's own path, in the same runfiles tree. The folder stays the same, so the
+    ELF's $ORIGIN-relative RUNPATH still finds its libraries there."""
+    root_symlinks = {entry.path: entry.target_file for entry in runfiles.root_symlinks.to_list()}
+    root_symlinks[_rlocation(ctx, elf) + ".aarch64"] = elf
+    return ctx.runfiles(
+        files = [f for f in runfiles.files.to_list() if f != elf],
+        symlinks = {entry.path: entry.target_file for entry in runfiles.symlinks.to_list()},
+        root_symlinks = root_symlinks,
+    )
+
 def _arm64_binary_impl(ctx):
     target = ctx.attr.binary[0]
     elf = target[DefaultInfo].files_to_run.executable
+    own = ctx.runfiles(files = [elf]).merge(target[DefaultInfo].default_runfiles)
     launcher = ctx.actions.declare_file(ctx.label.name)
     ctx.actions.write(launcher, _LAUNCHER.format(
         label = ctx.label,
         elf_label = target.label,
         self = _rlocation(ctx, launcher),
-        elf = _rlocation(ctx, elf),
+        elf = _rlocation(ctx, elf) + ".aarch64",
     ), is_executable = True)
-    own = ctx.runfiles(files = [elf]).merge(target[DefaultInfo].default_runfiles)
     return [
-        DefaultInfo(executable = launcher, runfiles = ctx.runfiles(files = [launcher]).merge(own)),
+        DefaultInfo(executable = launcher, runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))),
         Arm64BinaryInfo(binary = elf, runfiles = own),
     ]
 
@@ -111,10 +123,9 @@ runs it here: directly on an arm64 machine, under `qemu-aarch64-static -L /usr/a
 on x86-64 (Debian's qemu-user-static and g++-aarch64-linux-gnu, which ./bazelw installs). Times
 measured through it are emulated, not the device's.
 
-`bazel run :<name> -- ARGS`, or put it in a test's `data` and start it like any executable. If
-the same test also has the host build of `binary` in its runfiles, the two ELFs share a runfiles
-path: give the arm64 one its own `cc_binary` (as //native/arm64:et_runner). To ship the ELF with
-its shared libraries, see app_archive.""",
+`bazel run :<name> -- ARGS`, or put it in a test's `data` and start it like any executable. In
+the runfiles the ELF is `<binary's path>.aarch64`, so a test can hold `binary`'s host build too.
+To ship the ELF with its shared libraries, see app_archive.""",
     attrs = dict(ALLOWLIST_ATTRS, **{
         "binary": attr.label(
             mandatory = True,
