@@ -89,9 +89,12 @@ def _rlocation(ctx, f):
     return short[len("../"):] if short.startswith("../") else ctx.workspace_name + "/" + short
 
 def _renamed(ctx, elf, runfiles):
-    """runfiles with the ELF at <its path>.aarch64: a test may hold the host build of the same
-    binary, at the ELF's own path, in the same runfiles tree. The folder stays the same, so the
-    ELF's $ORIGIN-relative RUNPATH still finds its libraries there."""
+    """runfiles with the ELF at <its path>.aarch64 instead of its own path.
+
+    A test may hold the host build of the same binary, at the ELF's own path, in the same
+    runfiles tree. The folder stays the same, so the ELF's $ORIGIN-relative RUNPATH still finds
+    its libraries there.
+    """
     root_symlinks = {entry.path: entry.target_file for entry in runfiles.root_symlinks.to_list()}
     root_symlinks[_rlocation(ctx, elf) + ".aarch64"] = elf
     return ctx.runfiles(
