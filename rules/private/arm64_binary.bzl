@@ -2,7 +2,8 @@
 
 `to_linux_aarch64` is the transition: an attribute with `cfg = to_linux_aarch64` (and
 `_allowlist_function_transition`, see ALLOWLIST_ATTRS) builds its target for arm64 Linux
-wherever the rule itself is built, so a host-side test can depend on an arm64 binary.
+wherever the rule itself is built, so a host-side test can depend on an arm64 binary;
+`arm64_launcher` writes the script that runs it.
 """
 
 _LINUX_AARCH64 = str(Label("//platforms:linux_aarch64"))
@@ -106,21 +107,36 @@ def _renamed(ctx, elf, runfiles):
         root_symlinks = root_symlinks,
     )
 
-def _arm64_binary_impl(ctx):
-    target = ctx.attr.binary[0]
+def arm64_launcher(ctx, target, launcher):
+    """Writes `launcher`, a script that runs `target`'s aarch64 ELF here (under qemu on x86-64).
+
+    For a rule with an attribute built with `cfg = to_linux_aarch64` (numerics_test's arm64 runner,
+    say): put the returned runfiles in the rule's own.
+
+    Args:
+      ctx: the rule's context.
+      target: the executable target, built for //platforms:linux_aarch64.
+      launcher: the File to write.
+
+    Returns:
+      (runfiles: the launcher's, the ELF at <its path>.aarch64 and its libraries and data;
+      Arm64BinaryInfo: the ELF and its own runfiles, for shipping).
+    """
     elf = target[DefaultInfo].files_to_run.executable
     own = ctx.runfiles(files = [elf]).merge(target[DefaultInfo].default_runfiles)
-    launcher = ctx.actions.declare_file(ctx.label.name)
     ctx.actions.write(launcher, _LAUNCHER.format(
         label = ctx.label,
         elf_label = target.label,
         self = _rlocation(ctx, launcher),
         elf = _rlocation(ctx, elf) + ".aarch64",
     ), is_executable = True)
-    return [
-        DefaultInfo(executable = launcher, runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))),
-        Arm64BinaryInfo(binary = elf, runfiles = own),
-    ]
+    runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))
+    return runfiles, Arm64BinaryInfo(binary = elf, runfiles = own)
+
+def _arm64_binary_impl(ctx):
+    launcher = ctx.actions.declare_file(ctx.label.name)
+    runfiles, info = arm64_launcher(ctx, ctx.attr.binary[0], launcher)
+    return [DefaultInfo(executable = launcher, runfiles = runfiles), info]
 
 arm64_binary = rule(
     implementation = _arm64_binary_impl,
