@@ -27,6 +27,8 @@ load(
     _TokenizerInfo = "TokenizerInfo",
     _TorchModelInfo = "TorchModelInfo",
 )
+load("//rules/private:app_archive.bzl", _app_archive = "app_archive")
+load("//rules/private:arm64_binary.bzl", _arm64_binary = "arm64_binary")
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
@@ -124,3 +126,8 @@ executorch_profile = _executorch_profile
 # C++ against ExecuTorch's native runtime (@torch_export_venv//executorch:runtime and its kernel
 # and backend libraries; docs/native.md): the copts every target that includes its headers needs.
 EXECUTORCH_COPTS = ["-std=c++17"]
+
+# Apps for arm64 phones and boards (docs/native.md, "arm64"): a binary built for
+# //platforms:linux_aarch64 that runs here under qemu, and an app with its libraries as one archive.
+arm64_binary = _arm64_binary
+app_archive = _app_archive

@@ -1,15 +1,30 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
+load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
-def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None):
+def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None):
     """Declares the venv repository that the registered toolchain uses.
+
+    Also declares `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
+    C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
 
     Args:
       name: the repository name. //toolchain:all expects the default.
       lock: a fully pinned requirements file; defaults to this project's requirements.lock.
+      aarch64_pin: the file that pins the aarch64 wheel of the lock's executorch version
+        (`executorch==VERSION --hash=sha256:DIGEST`); defaults to this project's
+        executorch_aarch64.lock, which toolchain/update_lock.sh keeps current.
     """
+    lock = lock or Label("//toolchain:requirements.lock")
     torch_venv_repository(
         name = name,
-        lock = lock or Label("//toolchain:requirements.lock"),
+        lock = lock,
+        aarch64_runtime = "@{}_aarch64".format(name),
+    )
+    executorch_aarch64_repository(
+        name = name + "_aarch64",
+        lock = lock,
+        pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
+        python = "@{}//:python.sh".format(name),
     )

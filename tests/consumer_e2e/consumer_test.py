@@ -1,6 +1,7 @@
 """examples/consumer builds and passes its tests with the rules loaded as an external repository."""
 
 import ast
+import glob
 import json
 import os
 import re
@@ -16,6 +17,7 @@ TESTS = [
     "//keywords:keyword_net_numerics_test",
     "//keywords:keyword_net_q8_numerics_test",
     "//keywords:keyword_net_runtime_test",
+    "//keywords:keyword_spotter_arm64_app_test",
     "//keywords:keyword_spotter_test",
 ]
 
@@ -38,9 +40,26 @@ def test_consumer_builds_and_tests(consumer):
     assert result.labels("TorchExport") == ["//keywords:keyword_net_ep"]
     assert result.labels("TorchQuantize") == ["//keywords:keyword_net_q8_ep"]
     assert result.labels("ExecuTorchLower") == ["//keywords:keyword_net_pte", "//keywords:keyword_net_q8_pte"]
-    # The exporter ran from the external repository, not from a copy in the consumer.
-    (export,) = result.executed("TorchExport")
-    assert "external/rules_torch_export/exporter/main.py" in export["commandArgs"]
+    # The exporter ran from the external repository, not from a copy in the consumer: for the
+    # host, and again for keyword_spotter_arm64's data in the arm64 configuration (its own
+    # output folder, so its own actions).
+    exports = result.executed("TorchExport")
+    assert len(exports) == 2
+    for export in exports:
+        assert "external/rules_torch_export/exporter/main.py" in export["commandArgs"]
+
+
+def test_the_app_builds_for_arm64_with_platforms(consumer):
+    """--platforms alone builds the consumer's C++ for arm64: the rules register the cross toolchain,
+    and @torch_export_venv//executorch gives the aarch64 runtime."""
+    result = consumer.bazel("build", "--platforms=@rules_torch_export//platforms:linux_aarch64", "//keywords:keyword_spotter")
+    assert result.code == 0, result.stderr[-3000:]
+    header = consumer.read("bazel-bin/keywords/keyword_spotter", mode="rb")[:20]
+    assert header[:4] == b"\x7fELF" and int.from_bytes(header[18:20], "little") == 183  # EM_AARCH64
+    assert result.executed("ExecuTorchLower") == []  # the program does not depend on the target platform
+    # ...nor did the copy built in arm64_binary's configuration.
+    (arm64_copy,) = glob.glob(os.path.join(consumer.path, "bazel-out/*-ST-*/bin/keywords/keyword_net_pte.pte"))
+    assert consumer.sha256(arm64_copy) == consumer.sha256("bazel-bin/keywords/keyword_net_pte.pte")
 
 
 def test_manifests_name_the_consumer_targets(consumer):

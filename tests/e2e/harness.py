@@ -49,6 +49,7 @@ DEFAULT_INCLUDE = (
     "bazelw",
     "exporter",
     "native",
+    "platforms",
     "rules",
     "third_party",
     "toolchain",

@@ -83,6 +83,7 @@ TYPE_HINTS = {
     ("bundled_program_test", "rtol"): "float, string or None",
     ("bundled_program_test", "atol"): "float, string or None",
     ("torch_export_toolchain_repositories", "lock"): "label or None",
+    ("torch_export_toolchain_repositories", "aarch64_pin"): "label or None",
 }
 
 

@@ -42,6 +42,7 @@ EXAMPLE_SOURCES = [
     "models/BUILD",  # the bundled ResNet, the one bundled_program of the zoo; benchmarks
     "models/volumetric/BUILD",  # EXECUTORCH_COPTS: the app's own kernel in C++
     "BUILD",  # //:update_goldens, the graph_snapshot_updates over every zoo package's
+    "native/arm64/BUILD",  # arm64_binary and app_archive: the runner for arm64
 ]
 
 README = "README.md"
