@@ -141,9 +141,12 @@ def run(arguments, output_root=None, network_blocked=True):
         command, config_path, _ = parse(arguments)
     except (ValueError, OSError) as e:
         return 2, f"usage: exporter ({'|'.join(configs.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
-    with open(config_path, encoding="utf-8") as f:
-        given = json.load(f)
-    data = _absolute_outputs(given, output_root or os.getcwd())
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            given = json.load(f)
+        data = _absolute_outputs(given, output_root or os.getcwd())
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        return 2, f"exporter: cannot read the config {config_path}: {e}\n"
     label, outputs = data.get("label", "?"), data["outputs"]
     if command == WARM_UP:
         atomic.write_bytes(outputs["marker"], WARM_UP_MARKER)
