@@ -14,19 +14,19 @@ BZL = "exporter/exporter_facts.bzl"
 
 def facts():
     """{Starlark name: value} of everything the rules repeat, read from the exporter's modules."""
-    from exporter.actions import configs, lower, quantize
+    from exporter.actions import lower, quantize, registry
     from exporter.core import determinism, dtypes, kernels, shape_spec
 
     return {
         # command -> the Bazel mnemonic its rule gives the action, and whether the rule offers the
-        # persistent worker (actions/configs.py, @action).
+        # persistent worker (actions/registry.py, @action).
         "EXPORTER_ACTIONS": {
-            command: {"mnemonic": a.mnemonic, "worker": a.worker} for command, a in configs.ACTIONS.items()
+            command: {"mnemonic": a.mnemonic, "worker": a.worker} for command, a in registry.ACTIONS.items()
         },
         "SHAPE_SPEC_DTYPES": list(dtypes.SHAPE_SPEC),
         "HINTS": list(shape_spec.HINTS),
         "BACKENDS": list(lower.BACKENDS),
-        "IRS": list(configs.IRS),
+        "IRS": list(registry.IRS),
         "QUANTIZERS": list(quantize.QUANTIZERS),
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),

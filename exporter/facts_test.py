@@ -7,7 +7,7 @@ import ast
 from runfiles import Runfiles
 
 from exporter import facts
-from exporter.actions import configs
+from exporter.actions import registry
 
 PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/exporter_facts.bzl")
 
@@ -25,5 +25,5 @@ def test_the_file_holds_every_action_with_its_mnemonic():
               for node in tree.body if isinstance(node, ast.Assign)}
     assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": True}
     assert values["EXPORTER_ACTIONS"]["etrecord"]["mnemonic"] == "ExecuTorchETRecord"
-    assert set(values["EXPORTER_ACTIONS"]) == set(configs.ACTIONS)
+    assert set(values["EXPORTER_ACTIONS"]) == set(registry.ACTIONS)
     assert values["HINTS"] == ["AUTO", "DYNAMIC", "STATIC"]

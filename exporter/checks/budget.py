@@ -1,5 +1,5 @@
 """The runner behind program_budget_test: a program's sizes against its limits and its golden
-(run, on a configs.BudgetConfig).
+(run, on a contract.BudgetConfig).
 
 The figures (the .pte's and .ptd's sizes, each method's planned memory) come from the
 program's manifest, which the lowering wrote. The breakdown of what fills the .pte (named
@@ -13,7 +13,7 @@ import math
 import os
 import sys
 
-from exporter.checks import configs
+from exporter.checks import contract
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -143,7 +143,7 @@ def _golden_figures(config):
 
 
 def run(config):
-    """(ok, report text) of one program_budget_test (a configs.BudgetConfig)."""
+    """(ok, report text) of one program_budget_test (a contract.BudgetConfig)."""
     manifest = _read_json(config.manifest)
     now, limit = figures(config, manifest), limits(config)
     allowed = config.max_growth_percent
@@ -197,7 +197,7 @@ def run(config):
 
 
 def main(argv):
-    return configs.main(argv, configs.BudgetConfig, run)
+    return contract.main(argv, contract.BudgetConfig, run)
 
 
 if __name__ == "__main__":

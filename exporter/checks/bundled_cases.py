@@ -1,5 +1,5 @@
 """The runner behind bundled_program_test: a .bpte's test cases in the ExecuTorch runtime (run, on
-a configs.BundledCasesConfig).
+a contract.BundledCasesConfig).
 
 It does what a device farm does with a .bpte: ExecuTorch's bundled-program API loads each
 case's inputs into the method, runs it, and compares the outputs with the bundled expected
@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from exporter.checks import configs, numerics
+from exporter.checks import contract, numerics
 from exporter.core import dtypes
 from exporter.formats import program_summary, pte_schema
 
@@ -73,7 +73,7 @@ def _verify_with_weights(module, method, inputs, expected, rtol, atol):
 
 
 def run(config):
-    """(ok, report text) of a configs.BundledCasesConfig."""
+    """(ok, report text) of a contract.BundledCasesConfig."""
     from executorch.extension.pybindings.portable_lib import (
         _load_bundled_program_from_buffer,
         _load_for_executorch_from_bundled_program,
@@ -130,7 +130,7 @@ def run(config):
 
 
 def main(argv):
-    return configs.main(argv, configs.BundledCasesConfig, run)
+    return contract.main(argv, contract.BundledCasesConfig, run)
 
 
 if __name__ == "__main__":

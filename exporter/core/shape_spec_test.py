@@ -212,7 +212,7 @@ def test_ir_core_aten_decomposes_unless_kept(tmp_path):
 
 def test_executorch_example_models_as_entries(tmp_path):
     """entry may name an installed class; an EagerModelBase gives its get_eager_model()."""
-    from exporter.actions.configs import ModelConfig
+    from exporter.actions.registry import ModelConfig
     from exporter.core.model_loader import load_model
 
     lstm = load_model(ModelConfig.from_json({"label": "//t:m", "entry": "executorch.examples.models.lstm:LSTMModel"}))

@@ -1,4 +1,4 @@
-"""One exporter request (`<command> CONFIG`, a command of actions.configs.ACTIONS): run it, and
+"""One exporter request (`<command> CONFIG`, a command of actions.registry.ACTIONS): run it, and
 turn any failure into one line, `ERROR: <target>: <what is wrong>; <what to change>`.
 
 A failure leaves no output behind but the action's log (outputs["log"]), which holds torch's
@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import traceback
 
-from exporter.actions import configs
+from exporter.actions import registry
 
 # For runs without a declared log. Read at import, before isolation.private_cache_dir() points
 # TMPDIR at a folder that goes away.
@@ -39,7 +39,7 @@ WARM_UP_MARKER = b"warm\n"
 def parse(arguments):
     """(command, config path) from a request's arguments; `@file` expands a params file."""
     parser = _Parser(prog="exporter", fromfile_prefix_chars="@", add_help=False)
-    parser.add_argument("command", choices=sorted(configs.ACTIONS) + [WARM_UP])
+    parser.add_argument("command", choices=sorted(registry.ACTIONS) + [WARM_UP])
     parser.add_argument("config")
     args = parser.parse_args(arguments)
     return args.command, args.config
@@ -80,7 +80,7 @@ def describe(arguments):
             label = json.load(f).get("label", "?")
     except Exception:
         label = "?"
-    return configs.ACTIONS.get(command), label  # None for WARM_UP
+    return registry.ACTIONS.get(command), label  # None for WARM_UP
 
 
 def run(arguments):
@@ -92,7 +92,7 @@ def run(arguments):
     try:
         command, config_path = parse(arguments)
     except ValueError as e:
-        return 2, f"usage: exporter ({'|'.join(configs.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
+        return 2, f"usage: exporter ({'|'.join(registry.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
     with open(config_path, encoding="utf-8") as f:
         data = json.load(f)
     label, outputs = data.get("label", "?"), data.get("outputs", {})
@@ -102,7 +102,7 @@ def run(arguments):
         return 0, ""
     with capture.captured_output() as read_log:
         try:
-            action = configs.ACTIONS[command]
+            action = registry.ACTIONS[command]
             config = action.config.from_json(data)
             with determinism.reproducible_math():
                 importlib.import_module(action.module).run(config)

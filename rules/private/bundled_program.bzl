@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "BundledProgramInfo", "ExecuTorchProgramInfo", "bundled_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_method", "check_one_of", "message_prefix")
-load(":configs.bzl", "exported_config", "model_config")
+load(":config_entries.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":exporter_action.bzl", "run_exporter")
 

@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
-load(":configs.bzl", "exported_config")
+load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
 

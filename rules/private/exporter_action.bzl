@@ -14,7 +14,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     """Runs `exporter <command>` with a JSON config written for this action.
 
     The action's mnemonic, and whether it may run in the persistent worker, come from the
-    exporter's registry of actions (exporter/actions/configs.py, generated into
+    exporter's registry of actions (exporter/actions/registry.py, generated into
     //exporter:exporter_facts.bzl), so a rule names only its command.
 
     Args:

@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
-load(":configs.bzl", "exported_config", "model_config")
+load(":config_entries.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from exporter.actions import configs, eager_quantize, lower, quantize
+from exporter.actions import eager_quantize, lower, quantize, registry
 from exporter.core import determinism, dtypes, kernels, shape_spec
 
 with open("tests/starlark/starlark_facts.json", encoding="utf-8") as f:
@@ -43,7 +43,7 @@ def test_expressions_refused_only_at_analysis_still_parse_in_the_exporter():
 def test_dtypes_backends_and_irs_agree():
     assert FACTS["dtypes"] == list(dtypes.SHAPE_SPEC)
     assert FACTS["backends"] == list(lower.BACKENDS)
-    assert FACTS["irs"] == list(configs.IRS)
+    assert FACTS["irs"] == list(registry.IRS)
 
 
 def test_quantizers_and_schemes_agree():
