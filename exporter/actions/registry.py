@@ -64,6 +64,7 @@ def action(command, mnemonic, module=None, worker=True):
 # The values the rules accept for some config fields (exporter_facts.bzl carries them).
 IRS = ("training", "inference", "core_aten")
 WEIGHTS = ("inline", "external")
+BUNDLED_REFERENCES = ("eager", "exported")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

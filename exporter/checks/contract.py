@@ -26,6 +26,25 @@ from exporter.core.typed_json import Config, inline
 # amplitude) still separates a working program from a broken one (docs/quantization.md).
 DEFAULT_QUANTIZED_SQNR_DB = 20.0
 
+# What a numerics_test compares with: the eager model, the .pt2's module(), or another
+# torch_export's (reference_program).
+NUMERICS_REFERENCES = ("eager", "exported", "program")
+
+# Every exporter module that a test rule or a `bazel run` target of the rules runs, by the name
+# the rules know it by (exporter_facts.bzl's EXPORTER_MODULES): a module that moves in exporter/
+# changes this table only.
+MODULES = {
+    "benchmark": "exporter.checks.benchmark",  # executorch_benchmark
+    "budget": "exporter.checks.budget",  # program_budget_test
+    "bundled_cases": "exporter.checks.bundled_cases",  # bundled_program_test
+    "generation": "exporter.checks.generation",  # llm_generation_test
+    "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
+    "numerics": "exporter.checks.numerics",  # numerics_test
+    "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
+    "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class RunfilesModelConfig(ModelConfig):

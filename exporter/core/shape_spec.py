@@ -32,6 +32,11 @@ import torch
 
 HINTS = ("AUTO", "DYNAMIC", "STATIC")
 
+# Starlark has no recursion and no while: the analysis-time walks over a spec's nested inputs
+# (rules/private/shape_spec*.bzl) take at most this many steps, so a spec holds fewer values than
+# this in all. The exporter reads any spec that fits (shape_spec_test checks the largest).
+MAX_VALUES = 100000
+
 Linear = collections.namedtuple("Linear", "name a b")
 Linear.__doc__ = "A size a*name + b, with a >= 1."
 

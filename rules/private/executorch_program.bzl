@@ -1,5 +1,6 @@
 """executorch_program: lowers a torch_export's .pt2 to an ExecuTorch .pte. Never re-exports."""
 
+load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "KERNEL_LIBRARIES", "WEIGHTS")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
@@ -7,13 +8,9 @@ load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
 
-BACKENDS = ["xnnpack"]
-
-WEIGHTS = ["inline", "external"]
-
-# Kernel libraries whose lists the installed ExecuTorch ships (kernels = "portable", ...);
-# exporter/core/kernels.py's BUILTIN is the same list (//tests/starlark:parity_test checks it).
-KERNEL_LIBRARIES = ["portable", "optimized", "quantized"]
+# The lowering's defaults (exporter/actions/registry.py's LowerConfig).
+_DEFAULTS = CONFIG_DEFAULTS["lower"]
+_DEFAULT_KERNELS = [library["name"] for library in _DEFAULTS["kernels"]]
 
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
 INPUT_SCHEMA = "input_schema"
@@ -227,20 +224,20 @@ executorch_program_rule = rule(
             doc = "initialized_buffers as JSON, null for every mutated buffer (set by the macro).",
         ),
         "backends": attr.string_list(
-            default = ["xnnpack"],
+            default = _DEFAULTS["backends"],
             doc = "Delegates to partition for: ['xnnpack'], or [] for the portable runtime only " +
                   "(with per-method backends, every backend any method names; set by the macro).",
         ),
         "per_method_backends": attr.bool(doc = "Whether the macro was given a dict of backends (set by the macro)."),
         "method_backends": attr.string_list_dict(doc = "The backends of each method (set by the macro)."),
         "weights": attr.string(
-            default = "inline",
+            default = _DEFAULTS["weights"],
             doc = "\"inline\": the weights are in the .pte; \"external\": in <name>.ptd, " +
                   "ExecuTorch's named data file, so that program and weights ship apart (the app " +
                   "loads both; see docs/programs.md).",
         ),
         "kernels": attr.string_list(
-            default = ["portable"],
+            default = _DEFAULT_KERNELS,
             doc = "The built-in kernel libraries the app links (set by the macro from `kernels`): " +
                   "\"portable\", \"optimized\", \"quantized\".",
         ),
@@ -277,7 +274,7 @@ def split_kernels(kernels):
             names.append(item)  # the rule checks the name, and says what to write instead
     return names, labels
 
-def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = "portable", initialized_buffers = None, backends = ["xnnpack"], **kwargs):
+def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = _DEFAULT_KERNELS, initialized_buffers = None, backends = _DEFAULTS["backends"], **kwargs):
     """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
 
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method

@@ -1,9 +1,10 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
+load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
-load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":config_entries.bzl", "exported_config", "model_config")
+load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
@@ -111,7 +112,7 @@ _numerics_config = rule(
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),
         "reference": attr.string(
             default = "eager",
-            values = ["eager", "exported", "program"],
+            values = NUMERICS_REFERENCES,
             doc = "Compare with the eager model, the .pt2's module(), or reference_program's module().",
         ),
         "reference_program": attr.label(

@@ -5,12 +5,16 @@ tensor()/dim() survive the trip); the rule checks it at analysis time and fills 
 tracing size. exporter/core/shape_spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
+load("//exporter:exporter_facts.bzl", "HINTS", "MAX_SPEC_VALUES")
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
-load(":shape_spec_check.bzl", "MAX_VALUES", "check_spec")
+load(":shape_spec_check.bzl", "check_spec")
 
-AUTO = "AUTO"
-DYNAMIC = "DYNAMIC"
-STATIC = "STATIC"
+# The dynamism hints a BUILD file loads, by the names the exporter gives them (a hint the
+# exporter no longer knows fails here, when the file loads).
+_HINTS = {hint: hint for hint in HINTS}
+AUTO = _HINTS["AUTO"]
+DYNAMIC = _HINTS["DYNAMIC"]
+STATIC = _HINTS["STATIC"]
 
 _TENSOR = "rules_torch_export.tensor"
 _DIM = "rules_torch_export.dim"
@@ -21,7 +25,7 @@ def tensor(shape, dtype = "float32", hint = None, fill = None):
     Args:
       shape: list of sizes: an int (static, or the tracing size under a hint), a dim name
         ("batch"), or a linear expression of one dim ("2*batch", "batch+1").
-      dtype: "float32", "int64", "bool", ... (see DTYPES in shape_spec_check.bzl).
+      dtype: "float32", "int64", "bool", ... (see SHAPE_SPEC_DTYPES in //exporter:exporter_facts.bzl).
       hint: AUTO, DYNAMIC or STATIC for every int size of this tensor; or a list with one
         hint (or None) per axis; or a dict {axis: hint}.
       fill: trace with every element equal to this value (e.g. fill = 4 for a scalar that
@@ -48,7 +52,7 @@ def _encode_value(value, where, fail_prefix):
     """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
     root = {}
     stack = [(value, root, where)]
-    for _ in range(MAX_VALUES):
+    for _ in range(MAX_SPEC_VALUES):
         if not stack:
             return root
         v, out, path = stack.pop()

@@ -3,29 +3,12 @@
 Every failure names the spec target (through `prefix`), the field at fault, and the fix.
 """
 
+load("//exporter:exporter_facts.bzl", "HINTS", "MAX_SPEC_VALUES", DTYPES = "SHAPE_SPEC_DTYPES")
 load(":linear_expr.bzl", "is_identifier", "parse_linear")
 
-DTYPES = [
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "uint8",
-    "int16",
-    "int32",
-    "int64",
-    "bool",
-]
-
-# The hints shape_spec.bzl's AUTO, DYNAMIC and STATIC stand for; exporter/core/shape_spec.py's HINTS is the
-# same list (//tests/starlark:parity_test checks both).
-HINTS = ["AUTO", "DYNAMIC", "STATIC"]
-
 # Starlark has no recursion and no while: the walks over a spec's nested inputs (the macro's
-# encoding in shape_spec.bzl, the checks here) take at most this many steps, so a spec holds
-# fewer values than this in all. The exporter reads any spec that fits (parity_test checks it).
-MAX_VALUES = 100000
+# encoding in shape_spec.bzl, the checks here) take at most MAX_SPEC_VALUES steps
+# (exporter/core/shape_spec.py's MAX_VALUES, which the exporter reads in full).
 
 def _is_int(v):
     return type(v) == "int"
@@ -59,7 +42,7 @@ def _walk(value):
     """Yields (node, path) for every node of a tagged input value, parents first."""
     out = []
     stack = [value]
-    for _ in range(MAX_VALUES):
+    for _ in range(MAX_SPEC_VALUES):
         if not stack:
             break
         node, path = stack.pop()
