@@ -5,16 +5,15 @@ tensor()/dim() survive the trip); the rule checks it at analysis time and fills 
 tracing size. exporter/core/shape_spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
-load("//exporter:exporter_facts.bzl", "HINTS", "MAX_SPEC_VALUES")
+load("//exporter:exporter_facts.bzl", "MAX_SPEC_VALUES")
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
 load(":shape_spec_check.bzl", "check_spec")
 
-# The dynamism hints a BUILD file loads, by the names the exporter gives them (a hint the
-# exporter no longer knows fails here, when the file loads).
-_HINTS = {hint: hint for hint in HINTS}
-AUTO = _HINTS["AUTO"]
-DYNAMIC = _HINTS["DYNAMIC"]
-STATIC = _HINTS["STATIC"]
+# The dynamism hints a BUILD file loads: exporter_facts.bzl's HINTS, by name
+# (//tests/starlark/shape_spec:hints_test checks that they are the same).
+AUTO = "AUTO"
+DYNAMIC = "DYNAMIC"
+STATIC = "STATIC"
 
 _TENSOR = "rules_torch_export.tensor"
 _DIM = "rules_torch_export.dim"
