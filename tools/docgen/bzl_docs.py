@@ -346,12 +346,12 @@ def _helper_sets(module, name):
     return [k.arg for r in returns if _call_name(r) == "dict" for k in r.keywords if k.arg]
 
 
-def _macro(module, function, public_name):
-    where = f"{module.path}: {function.name}"
-    description, arg_docs = _split_docstring(ast.get_docstring(function))
+def _rule_attrs(module, function):
+    """({macro parameter: (rule name, Param)} of parameters passed to a rule attr of the same name,
+    [Param] of the rule attrs a user sets through the macro's **kwargs)."""
+    args_kwarg = function.args.kwarg.arg if function.args.kwarg else None
     rule_attrs = {}  # attr name -> (rule name, Param), for parameters a macro passes through
     passthrough = []  # the rule's attrs a user sets through **kwargs
-    args_kwarg = function.args.kwarg.arg if function.args.kwarg else None
     for rule_name, call in _rule_calls(module, function):
         params = {p.name: p for p in _rule_params(module, module.assigns[rule_name].value, f"{module.path}: {rule_name}")}
         explicit = _keywords(call)
@@ -370,7 +370,13 @@ def _macro(module, function, public_name):
             for name, p in params.items():
                 if name not in explicit and name != "name":
                     passthrough.append(dataclasses.replace(p, from_rule=rule_name))
+    return rule_attrs, passthrough
 
+
+def _macro(module, function, public_name):
+    where = f"{module.path}: {function.name}"
+    description, arg_docs = _split_docstring(ast.get_docstring(function))
+    rule_attrs, passthrough = _rule_attrs(module, function)
     args = function.args
     positional = args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
