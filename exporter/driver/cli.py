@@ -4,7 +4,7 @@
     main.py --warm=COMMAND --persistent_worker     a persistent worker (worker.py)
 
 COMMAND is one of the registered actions (actions.registry.ACTIONS: export, lower, etrecord,
-quantize, calibrate, bundled_program, selected_ops, bundle).
+quantize, calibrate, bundled_program, selected_ops, bundle, tokenizer).
 """
 
 import argparse

@@ -47,10 +47,10 @@ def _encode_hint(hint):
         return {"per_axis": list(hint)}
     return {"all": hint}
 
-def _encode_value(value, where, fail_prefix):
+def _encode_value(value, root_path, where):
     """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
     root = {}
-    stack = [(value, root, where)]
+    stack = [(value, root, root_path)]
     for _ in range(MAX_SPEC_VALUES):
         if not stack:
             return root
@@ -82,24 +82,24 @@ def _encode_value(value, where, fail_prefix):
             entries = []
             for key, item in v.items():
                 if type(key) not in ("string", "int"):
-                    fail("{}{} has key {}; dict keys must be strings or ints".format(fail_prefix, path, repr(key)))
+                    fail("{}{} has key {}; dict keys must be strings or ints".format(where, path, repr(key)))
                 child = {}
                 entries.append({"key": key, "value": child})
                 stack.append((item, child, "{}[{}]".format(path, repr(key))))
             out["dict"] = entries
         else:
             fail("{}{} is a {}; an input is tensor(...), an int, float, bool, string or None, ".format(
-                fail_prefix,
+                where,
                 path,
                 t,
             ) + "or a list, tuple or dict of those")
-    fail("{}{} nests too deeply".format(fail_prefix, where))
+    fail("{}{} nests too deeply".format(where, root_path))
 
-def _encode_dims(dims, fail_prefix):
+def _encode_dims(dims, where):
     encoded = {}
     for name, d in dims.items():
         if type(d) != "struct" or getattr(d, "kind", None) != _DIM:
-            fail("{}dims[{}] is {}; write it as dim(min = ..., max = ...)".format(fail_prefix, repr(name), repr(d)))
+            fail("{}dims[{}] is {}; write it as dim(min = ..., max = ...)".format(where, repr(name), repr(d)))
         encoded[name] = {"min": d.min, "max": d.max, "example": d.example}
     return encoded
 
@@ -129,14 +129,14 @@ def shape_spec(name, inputs, dims = {}, hint = None, **kwargs):
       hint: AUTO, DYNAMIC or STATIC for every int size that has no hint of its own.
       **kwargs: common attributes (visibility, tags, ...).
     """
-    prefix = "shape_spec //{}:{}: ".format(native.package_name(), name)
+    where = "shape_spec //{}:{}: ".format(native.package_name(), name)
     if type(inputs) != "dict":
-        fail("{}inputs must be a dict from forward's parameter names to values".format(prefix))
+        fail("{}inputs must be a dict from forward's parameter names to values".format(where))
     encoded_inputs = []
     for input_name, value in inputs.items():
         encoded_inputs.append({
             "name": input_name,
-            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), prefix),
+            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), where),
         })
-    spec = {"dims": _encode_dims(dims, prefix), "hint": hint, "inputs": encoded_inputs}
+    spec = {"dims": _encode_dims(dims, where), "hint": hint, "inputs": encoded_inputs}
     shape_spec_rule(name = name, spec_json = json.encode(spec), **kwargs)
