@@ -24,12 +24,12 @@ class Context:
     """
 
     label: str
-    model: str = None
-    exported: tuple = ()
-    spec_label: str = None
-    spec: dict = None
+    model: str | None = None
+    exported: tuple[str, ...] = ()
+    spec_label: str | None = None
+    spec: dict | None = None
     export: object = None
-    backends: tuple = ()
+    backends: tuple[str, ...] = ()
 
     @property
     def exported_text(self):
