@@ -52,6 +52,12 @@ def read_cases(buf):
     }
 
 
+def read_bundle(path):
+    """{method: [(inputs, expected outputs)]} of the .bpte at path."""
+    with open(path, "rb") as f:
+        return read_cases(f.read())
+
+
 def _describe(tensors):
     return ", ".join(f"{str(t.dtype).replace('torch.', '')}[{', '.join(map(str, t.shape))}]"
                      if isinstance(t, torch.Tensor) else repr(t) for t in tensors)

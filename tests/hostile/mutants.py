@@ -1,0 +1,49 @@
+"""Seeded mutants of a file: the same seed gives the same bytes on every machine.
+
+Four kinds of damage, taken in turn, so that every set has each kind:
+- "bytes": 1 to 8 random bytes changed anywhere (what a flipped bit or a bad disk does);
+- "structure": 1 to 8 random bytes changed inside the file's structure (its header and index:
+  a FlatBuffer's tables, a zip's directory), where a reader follows sizes and offsets;
+- "word": one aligned 32-bit word inside the structure set to an extreme value (0, 1, the
+  file's length, 2^31 - 1, 2^31, 2^32 - 1), what a crafted file does to a size or an offset;
+- "truncated": the file cut short at a random length (an interrupted write or download).
+"""
+
+import random
+import struct
+
+KINDS = ("bytes", "structure", "word", "truncated")
+
+
+def structure_end(data):
+    """Where the bytes that readers interpret end and plain payload begins: a .pte's or .ptd's
+    FlatBuffer (its extended header says how long it is), else the whole file."""
+    if data[8:12] in (b"eh00", b"FH01") and len(data) >= 24:
+        if data[8:12] == b"eh00":  # .pte: u32 header length, u64 flatbuffer size
+            size = struct.unpack_from("<Q", data, 16)[0]
+        else:  # .ptd: u32 header length, u64 flatbuffer offset, u64 flatbuffer size
+            offset, size = struct.unpack_from("<QQ", data, 16)
+            size += offset
+        return max(64, min(size, len(data)))
+    return len(data)
+
+
+def mutant(data, seed):
+    """(kind of damage, mutated bytes) for seed; the kind cycles with the seed."""
+    rng = random.Random(seed)
+    kind = KINDS[seed % len(KINDS)]
+    out = bytearray(data)
+    end = structure_end(data)
+    if kind == "bytes":
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] = rng.randrange(256)
+    elif kind == "structure":
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(end)] = rng.randrange(256)
+    elif kind == "word":
+        at = rng.randrange(end // 4) * 4
+        value = rng.choice((0, 1, len(data), 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF))
+        out[at:at + 4] = struct.pack("<I", value)
+    else:
+        del out[rng.randrange(len(out)):]
+    return kind, bytes(out)
