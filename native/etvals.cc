@@ -67,11 +67,12 @@ std::vector<Value> read_values(const std::string& path) {
     if (v.kind == 'T' && !element_bytes(v.dtype)) fail(which + " has dtype code " + std::to_string(v.dtype) + ", which the runner does not know");
     if (v.kind != 'T' && head[2]) fail(which + " is a scalar with " + std::to_string(head[2]) + " dims");
     v.dims.resize(head[2]);
-    uint64_t numel = 1;
+    uint64_t numel = 1, extent = 1;  // extent: the product of the sizes but zeros, for the int32 strides
     for (int64_t& dim : v.dims) {
       take(&dim, 8, which.c_str());
-      if (dim < 0 || dim > INT32_MAX) fail(which + " has a size of " + std::to_string(dim));
-      numel = dim == 0 || numel <= (d.size() / dim) ? numel * dim : d.size() + 1;  // saturates past the file
+      if (dim < 0 || dim > INT32_MAX || (dim && extent > INT32_MAX / static_cast<uint64_t>(dim)))
+        fail(which + " has sizes beyond what a tensor can have");
+      extent *= dim ? dim : 1, numel *= dim;  // both stay within INT32_MAX
     }
     uint64_t n;
     take(&n, 8, which.c_str());

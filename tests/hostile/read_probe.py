@@ -25,7 +25,10 @@ def _readers():
     def ptd(path):
         pte_inspect.format_ptd(pte_inspect.summarize_ptd(path), os.path.basename(path))
 
-    return {"pte": pte, "ptd": ptd, "etvals": etvals.read, "pt2": pt2.load, "bpte": bundled_cases.read_bundle}
+    def bpte(path):  # what bundled_program_test does before it hands the bytes to the runtime
+        bundled_cases.verify_program(bundled_cases.read_bundle(path)[1], path)
+
+    return {"pte": pte, "ptd": ptd, "etvals": etvals.read, "pt2": pt2.load, "bpte": bpte}
 
 
 def outcome(error, path):
