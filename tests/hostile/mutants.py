@@ -7,10 +7,18 @@ Four kinds of damage, taken in turn, so that every set has each kind:
 - "word": one aligned 32-bit word inside the structure set to an extreme value (0, 1, the
   file's length, 2^31 - 1, 2^31, 2^32 - 1), what a crafted file does to a size or an offset;
 - "truncated": the file cut short at a random length (an interrupted write or download).
+
+A zip archive (.pt2) checks each entry with a CRC, so changed bytes are caught before anything
+parses them. Its "structure" and "word" mutants are therefore crafted ones, as a writer of a
+shared cache could make them: an entry's content is changed (a JSON entry's value replaced by an
+extreme one, or bytes of another entry changed) and the archive written again with valid CRCs.
 """
 
+import io
+import json
 import random
 import struct
+import zipfile
 
 KINDS = ("bytes", "structure", "word", "truncated")
 
@@ -28,10 +36,57 @@ def structure_end(data):
     return len(data)
 
 
+_EXTREMES = (-1, 0, 2**31, -(2**63), 2**64, 1e308, "", "x" * 300, None, [], {}, True)
+
+
+def _json_leaves(value, path=()):
+    if isinstance(value, dict):
+        for key in sorted(value):
+            yield from _json_leaves(value[key], path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _json_leaves(item, path + (i,))
+    else:
+        yield path
+
+
+def _crafted_zip(data, rng, kind):
+    """The archive with one entry's content changed, written again with valid CRCs."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        contents = [archive.read(info) for info in infos]
+    jsons = [i for i, info in enumerate(infos) if info.filename.endswith(".json")]
+    target = rng.choice(jsons) if jsons and kind == "word" else rng.randrange(len(infos))
+    content = contents[target]
+    if target in jsons:
+        value = json.loads(content)
+        leaves = list(_json_leaves(value))
+        if leaves and leaves[0]:
+            *parents, last = rng.choice(leaves)
+            holder = value
+            for key in parents:
+                holder = holder[key]
+            holder[last] = rng.choice(_EXTREMES)
+        content = json.dumps(value).encode()
+    elif content:
+        changed = bytearray(content)
+        for _ in range(rng.randint(1, 8)):
+            changed[rng.randrange(len(changed))] = rng.randrange(256)
+        content = bytes(changed)
+    contents[target] = content
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for info, body in zip(infos, contents):
+            archive.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), body)
+    return out.getvalue()
+
+
 def mutant(data, seed):
     """(kind of damage, mutated bytes) for seed; the kind cycles with the seed."""
     rng = random.Random(seed)
     kind = KINDS[seed % len(KINDS)]
+    if data[:4] == b"PK\x03\x04" and kind in ("structure", "word"):
+        return kind, _crafted_zip(data, rng, kind)
     out = bytearray(data)
     end = structure_end(data)
     if kind == "bytes":
