@@ -10,10 +10,11 @@ class UserError(Exception):
     """
 
 
-class BadFile(UserError):
+class BadFile(UserError, ValueError):
     """A file its reader refuses: truncated, corrupt, foreign, or holding what must not be
     loaded (a pickle that could run code). One line that names the file and what is wrong;
     every reader of build outputs raises it instead of whatever its parser happened to hit.
+    A ValueError too, which the test runners' one-line path (checks.configs.main) catches.
     """
 
 

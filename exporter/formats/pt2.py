@@ -156,6 +156,9 @@ def _unresolved(archive):
             names.update(_TARGET.findall(archive.read(member).decode("utf-8", "replace")))
     missing = []
     for name in sorted(names):
+        if name.count(".") < 1:  # no namespace.op: nothing registers it (a crafted file's)
+            missing.append(name)
+            continue
         namespace, op, *overload = name.split(".")
         packet = getattr(getattr(torch.ops, namespace), op, None) if namespace else None
         if packet is None or (overload and not hasattr(packet, overload[0])):
