@@ -150,8 +150,19 @@ def _ptd_regions(buf):
     return offset + size, base, data
 
 
+def _check_layout(key, layout):
+    """What ExecuTorch's runtime reads of a layout without checking (native/program_check.cc
+    checks the same before the native runtime opens a .ptd)."""
+    if not (layout.has("sizes") and layout.has("dim_order")):
+        raise pte_schema.Corrupt(f"{key!r} has a layout without sizes or dim_order")
+    sizes, order = list(layout.sizes), list(layout.dim_order)
+    if len(sizes) != len(order) or min(sizes, default=0) < 0 or any(d >= len(sizes) for d in order):
+        raise pte_schema.Corrupt(f"{key!r} has a layout whose sizes {sizes} and dim_order {order} disagree")
+
+
 def summarize_ptd(path):
-    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout."""
+    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout. A corrupt
+    one raises BadFile; run it before handing a .ptd to ExecuTorch, which follows its offsets."""
     buf = read_file(path)
     with refusing_corrupt(path):
         flatbuffer_end, _, data_bytes = _ptd_regions(buf)
@@ -165,6 +176,8 @@ def summarize_ptd(path):
             if not 0 <= entry.segment_index < len(segments):
                 raise pte_schema.Corrupt(f"{entry.key!r} names segment {entry.segment_index} of {len(segments)}")
             layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
+            if layout is not None:
+                _check_layout(entry.key, layout)
             tensors.append({
                 "key": entry.key,
                 "bytes": segments[entry.segment_index].size,

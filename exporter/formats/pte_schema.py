@@ -209,6 +209,11 @@ class Table:
             return self._default(type_name)
         return self._read(type_name, at, f"{self._name}.{field}")
 
+    def has(self, field):
+        """Whether the table holds `field` (an absent vector reads as an empty one)."""
+        slot = self._schema.tables[self._name][field][0]
+        return bool(self._field(slot))
+
     def _default(self, type_name):
         if type_name in _SCALARS or type_name in self._schema.enums:
             return self._enum_name(type_name, 0, "") if type_name in self._schema.enums else 0

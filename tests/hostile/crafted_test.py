@@ -97,7 +97,7 @@ CASES = [
     ("truncated_flatbuffer", "pte", GRU, truncated_flatbuffer,
      "error 35 (InvalidProgram); is it a .pte? are its --data files given? (the runtime: ", "corrupt: "),
     ("layouts_without_sizes", "ptd", MOBILENET_PTD, layouts_without_sizes,
-     "has a layout without sizes or dim_order", None),
+     "has a layout without sizes or dim_order", "has a layout without sizes or dim_order"),
     ("tensor_data_past_the_end", "ptd", MOBILENET_PTD, tensor_data_past_the_end,
      "corrupt .ptd: its header puts the tensor data past the end of the file",
      "its header puts the flatbuffer or the tensor data past the end"),
