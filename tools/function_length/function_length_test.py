@@ -52,7 +52,7 @@ def sources(root, folders=FOLDERS):
 def lengths(text, path="<text>"):
     """[(lines, name, first line)] of every function in the source text, nested ones included."""
     tree = ast.parse(text, filename=path)
-    return [(node.end_lineno - node.lineno + 1, node.name, node.lineno) for node in ast.walk(tree)
+    return [((node.end_lineno or node.lineno) - node.lineno + 1, node.name, node.lineno) for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
