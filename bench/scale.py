@@ -85,7 +85,7 @@ shape_spec(
         max = 8,
         min = 1,
     )}},
-    inputs = {{"x": tensor([
+    inputs = {{"input": tensor([
         "batch",
         4,
     ])}},
