@@ -13,7 +13,8 @@ an output base of its own, it times from outside, with wall clocks:
   cached analysis  the same command again
   query            `bazel query 'deps(//bench_scale:all)'` on that warm server
   no-op build      (--noop) a second `bazel build` after a real one, on a warm server
-and prints each per 1,000 targets too. With --profile DIR, the first analysis also writes
+and prints each per 1,000 targets too, and the CPU seconds the Bazel server spent on it (which
+hardly depend on what else a shared machine runs). With --profile DIR, the first analysis also writes
 Bazel's --profile and --starlark_cpu_profile (pprof) there.
 """
 
@@ -135,15 +136,31 @@ def write_workspace(path, tree, count):
         f.write(BUILD_HEADER + "".join(BUILD_MODEL.format(index=i, package=PACKAGE) for i in range(count)))
 
 
+def server_cpu(ws):
+    """CPU seconds the workspace's Bazel server has used so far, all threads (0 if none runs)."""
+    try:
+        with open(os.path.join(ws.output_base, "server", "server.pid.txt"), encoding="utf-8") as f:
+            pid = f.read().strip()
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def timed(ws, command, *args, timeout=harness.BAZEL_TIMEOUT):
-    """Wall seconds of one Bazel command, which must succeed."""
-    start = time.monotonic()
+    """(wall seconds, server CPU seconds) of one Bazel command, which must succeed.
+
+    The CPU seconds hardly depend on what else the machine runs; on a shared machine, compare
+    those. The first command of a server counts the server's start too.
+    """
+    start, cpu = time.monotonic(), server_cpu(ws)
     ws.bazel(command, *args, log=False, timeout=timeout).check()
-    return time.monotonic() - start
+    return time.monotonic() - start, server_cpu(ws) - cpu
 
 
 def measure(ws, count, profile_dir, noop):
-    """{row: seconds} for the package of `count` models in ws."""
+    """{row: (wall seconds, server CPU seconds)} for the package of `count` models in ws."""
     pattern = f"//{PACKAGE}:all"
     ws.build("--nobuild", f"//{PACKAGE}:m0_test", log=False)  # fetch the repositories, untimed
     ws.shutdown()
@@ -177,10 +194,13 @@ ROWS = ("first analysis", "cached analysis", "query deps", "no-op build")
 
 
 def report(count, targets, rows):
-    """One line per N: seconds, then milliseconds per 1,000 targets ('-' for a row not measured)."""
-    seconds = " ".join(f"{rows[r]:>15.2f}" if r in rows else f"{'-':>15}" for r in ROWS)
-    per_k = " ".join(f"{1000 * rows[r] / targets:>8.3f}" if r in rows else f"{'-':>8}" for r in ROWS)
-    return f"{count:7d} {targets:8d} {seconds}   {per_k}"
+    """Two lines per N, wall and server CPU: seconds, then seconds per 1,000 targets ('-': not measured)."""
+    lines = []
+    for kind, column in (("wall", 0), ("cpu", 1)):
+        seconds = " ".join(f"{rows[r][column]:>15.2f}" if r in rows else f"{'-':>15}" for r in ROWS)
+        per_k = " ".join(f"{1000 * rows[r][column] / targets:>8.3f}" if r in rows else f"{'-':>8}" for r in ROWS)
+        lines.append(f"{count:7d} {targets:8d} {kind:>4} {seconds}   {per_k}")
+    return "\n".join(lines)
 
 
 def main(argv):
@@ -195,7 +215,7 @@ def main(argv):
     base = tempfile.mkdtemp(prefix="rules_torch_export_scale_")
     print(f"rules_torch_export scale benchmark, {datetime.date.today()}, {platform.machine()}, "
           f"{os.cpu_count()} cores; rules from {tree} at {git_commit(tree)}; scratch: {base}")
-    print(f"{'models':>7} {'targets':>8} " + " ".join(f"{r:>15}" for r in ROWS) + "   s per 1,000 targets")
+    print(f"{'models':>7} {'targets':>8} {'':>4} " + " ".join(f"{r:>15}" for r in ROWS) + "   s per 1,000 targets")
     for count in args.models:
         ws = harness.Workspace(os.path.join(base, f"scale{count}"), os.path.join(base, "output_bases", f"scale{count}"),
                                os.path.join(base, "home"))
