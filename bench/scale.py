@@ -228,6 +228,8 @@ def main(argv):
             if not args.keep:
                 shutil.rmtree(ws.path, ignore_errors=True)
                 shutil.rmtree(ws.output_base, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
