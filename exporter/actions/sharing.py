@@ -9,7 +9,7 @@ stores. So the lowering
    (meta["custom"]["delegate_constant_tag"], ExecuTorch's switch);
 2. after partitioning, sends every other named data entry (XNNPACK's weights, float or
    quantized) to the shared data file and keeps the own ones in the .pte, unless the foundation
-   already holds them (two equal keys would make the runtime refuse the program);
+   already holds them (an own blob with the bytes of a foundation's, such as a zero factor);
 3. sends the weights outside delegates to the shared file too (ExecutorchBackendConfig's
    external_constants), except the own ones;
 4. serialises the shared file it would write, and requires every entry in it to be in the
