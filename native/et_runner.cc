@@ -13,6 +13,13 @@
 // program names is checked against the linked libraries; a missing one fails in one line.
 // stdout's last line is the report as JSON (load time, first call, p50/p90/min per method,
 // planned memory per method, peak RSS).
+//
+// Files are hostile until checked: programs load with the runtime's full verification
+// (InternalConsistency), the runner checks every size and offset it reads itself, and it runs
+// under a supervisor (supervisor.h) that turns a crash inside the runtime into one line. Any
+// failure is one line on stderr, "et_runner: ...", with the runtime's first error appended; the
+// runtime's own log lines are printed after a run that succeeds (as they come with
+// ET_RUNNER_VERBOSE, which also shows its Info lines).
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
@@ -32,9 +39,11 @@
 
 #include "native/etvals.h"
 #include "native/program_check.h"
+#include "native/supervisor.h"
 
 using executorch::aten::ScalarType;
 using executorch::extension::Module;
+using executorch::runtime::Program;
 using executorch::runtime::EValue;
 using namespace et_runner;
 namespace rt = executorch::runtime;
@@ -43,12 +52,34 @@ namespace {
 
 [[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
 
-// The runtime's log without its Info lines (the thread pool's CPU probing), unless asked.
+std::vector<std::string> held_log;        // the runtime's log lines, printed after a run that succeeds
+std::vector<std::string> runtime_errors;  // its Error and Fatal messages, for the failure's one line
+
+// The runtime's log without its Info lines (the thread pool's CPU probing), unless asked. The
+// other lines wait for the end of the run: a failure is one line, which names the first error.
 void log_message(et_timestamp_t, et_pal_log_level_t level, const char* file, const char*, size_t line,
                  const char* message, size_t) {
-  if (level == kInfo && !getenv("ET_RUNNER_VERBOSE")) return;
+  bool verbose = getenv("ET_RUNNER_VERBOSE");
+  if (level == kInfo && !verbose) return;
   const char* base = strrchr(file, '/');
-  fprintf(stderr, "%c executorch:%s:%zu] %s\n", static_cast<char>(level), base ? base + 1 : file, line, message);
+  char text[1200];
+  snprintf(text, sizeof text, "%c executorch:%s:%zu] %s", static_cast<char>(level), base ? base + 1 : file, line,
+           message);
+  if (verbose) fprintf(stderr, "%s\n", text);
+  else held_log.push_back(text);
+  if (level == kError || level == kFatal) runtime_errors.push_back(message), note_error(message);
+}
+
+std::string error_text(rt::Error e) {  // "error 35 (InvalidProgram)"
+  std::string name = rt::to_string(e);
+  return "error " + std::to_string(static_cast<int>(e)) + " (" + name.substr(name.rfind(':') + 1) + ")";
+}
+
+// "m.pte" or "m.pte with its data w.ptd": what a load names when it fails.
+std::string program_text(const std::string& pte, const std::vector<std::string>& data) {
+  std::string text = pte;
+  for (size_t i = 0; i < data.size(); ++i) text += (i ? ", " : " with its data ") + data[i];
+  return text;
 }
 
 double now_ms() {
@@ -75,8 +106,12 @@ std::vector<Value> synthetic_inputs(Module& module, const std::string& method) {
   std::vector<Value> values(meta->num_inputs());
   for (size_t i = 0; i < values.size(); ++i) {
     Value& v = values[i];
-    if (meta->input_tag(i).get() != rt::Tag::Tensor) { v.kind = 'I', v.bytes.assign(8, '\0'); continue; }
-    auto t = meta->input_tensor_meta(i).get();
+    auto tag = meta->input_tag(i);
+    if (!tag.ok()) fail("method \"" + method + "\" has an unreadable input " + std::to_string(i));
+    if (*tag != rt::Tag::Tensor) { v.kind = 'I', v.bytes.assign(8, '\0'); continue; }
+    auto tensor_meta = meta->input_tensor_meta(i);
+    if (!tensor_meta.ok()) fail("method \"" + method + "\" has an unreadable input " + std::to_string(i));
+    auto t = *tensor_meta;
     v.dtype = static_cast<uint8_t>(t.scalar_type()), v.dims.assign(t.sizes().begin(), t.sizes().end());
     v.bytes.assign(t.nbytes(), '\0');
     if (t.scalar_type() == ScalarType::Float)
@@ -85,14 +120,18 @@ std::vector<Value> synthetic_inputs(Module& module, const std::string& method) {
   return values;
 }
 
-std::vector<EValue> run(Module& module, const std::string& method, const std::vector<EValue>& in) {
+// where: what the failure names, "m.pte" or "m.pte on in.etvals".
+std::vector<EValue> run(Module& module, const std::string& method, const std::vector<EValue>& in, const std::string& where) {
   auto out = module.execute(method, in);
-  if (!out.ok()) fail("method \"" + method + "\" failed with error " + std::to_string(static_cast<int>(out.error())));
+  if (!out.ok()) fail("method \"" + method + "\" of " + where + " failed with " + error_text(out.error()));
   return *out;
 }
 
-int64_t argmax_last(const EValue& logits) {  // logits [1, T, vocab], float
-  const auto& t = logits.toTensor();
+int64_t argmax_last(const std::vector<EValue>& outputs) {  // logits [1, T, vocab], float
+  if (outputs.empty() || !outputs[0].isTensor() || outputs[0].toTensor().scalar_type() != ScalarType::Float ||
+      outputs[0].toTensor().dim() < 1 || outputs[0].toTensor().numel() < 1)
+    fail("--generate needs a method whose first output is float logits [1, T, vocab]");
+  const auto& t = outputs[0].toTensor();
   int64_t vocab = t.size(t.dim() - 1);
   const float* row = t.const_data_ptr<float>() + t.numel() - vocab;
   return std::max_element(row, row + vocab) - row;
@@ -105,9 +144,21 @@ long peak_rss_kb() {  // VmHWM: getrusage's ru_maxrss survives exec, so it repor
   return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
 }
 
-}  // namespace
+void flush_log() {  // after a run that succeeds, the runtime's lines it held back
+  for (const auto& line : held_log) fprintf(stderr, "%s\n", line.c_str());
+  held_log.clear();
+}
 
-int main(int argc, char** argv) try {
+// What --generate needs of a method: [1, T] token ids and [T] (or [1]) positions in, logits out.
+bool positions_are_one_start(Module& module, const std::string& method) {
+  auto meta = module.method_meta(method);
+  if (!meta.ok() || meta->num_inputs() < 2) fail("--generate needs methods with two inputs, tokens and positions; \"" + method + "\" is not one");
+  auto positions = meta->input_tensor_meta(1);
+  if (!positions.ok() || positions->sizes().size() != 1) fail("--generate: input 1 of \"" + method + "\" is not a 1-D tensor of positions");
+  return positions->sizes()[0] == 1;
+}
+
+int runner_main(int argc, char** argv) try {
   std::string pte, json, etdump_path, debug_path;
   std::vector<std::string> data;
   std::vector<Call> calls;
@@ -158,13 +209,23 @@ int main(int argc, char** argv) try {
   // share_memory_arenas: the methods of one program use one set of planned arenas, so they
   // read and write one copy of the mutable buffers (share_mutable_buffers=True relies on it).
   Module module(pte, data, Module::LoadMode::Mmap, std::move(tracer), nullptr, nullptr, share_arenas);
-  if (module.load() != rt::Error::Ok) fail("cannot load " + pte + " (is it a .pte? are its --data files given?)");
+  std::map<std::string, std::string> keys_without_layout;  // {key: .ptd}
+  for (const auto& ptd : data) {  // the runtime follows a .ptd's offsets unchecked
+    note_step("checking " + ptd);
+    for (const auto& [key, has_layout] : ptd_entries(ptd))
+      if (!has_layout) keys_without_layout[key] = ptd;
+  }
+  note_step("loading " + program_text(pte, data));
+  if (auto e = module.load(Program::Verification::InternalConsistency); e != rt::Error::Ok)
+    fail("cannot load " + program_text(pte, data) + ": " + error_text(e) + "; is it a .pte? are its --data files given?");
   std::set<std::string> methods;
   for (const Call& c : calls) methods.insert(c.method);
   std::string prefill = gen.method.substr(0, gen.method.find(',')), decode = prefill;
   if (gen.method.find(',') != std::string::npos) decode = gen.method.substr(gen.method.find(',') + 1);
   if (!gen.method.empty()) methods.insert(prefill), methods.insert(decode);
-  auto names = *module.method_names();
+  auto method_names = module.method_names();
+  if (!method_names.ok()) fail("cannot read the method names of " + pte + ": " + error_text(method_names.error()));
+  auto names = *method_names;
   if (check || methods.empty()) methods = {names.begin(), names.end()};
   for (const auto& m : methods)
     if (!names.count(m)) {
@@ -172,27 +233,38 @@ int main(int argc, char** argv) try {
       for (const auto& n : std::set<std::string>(names.begin(), names.end())) known += (known.empty() ? "" : ", ") + n;
       fail(pte + " has no method \"" + m + "\"; its methods: " + known);
     }
-  if (auto why = precheck ? missing(module, pte, methods) : ""; !why.empty()) fail(pte + ": " + why);
-  for (const auto& m : methods)
+  note_step("checking the operators of " + pte);
+  auto needs = program_needs(pte);  // also what the runtime's verification lets through and crashes on
+  for (const auto& [method, need] : needs)  // the runtime reads these keys' layouts without a check
+    for (const auto& key : need.external_tensors)
+      if (methods.count(method) && keys_without_layout.count(key))
+        fail(keys_without_layout[key] + ": corrupt .ptd: \"" + key + "\", which method \"" + method + "\" of " + pte +
+             " reads, has no tensor layout");
+  if (auto why = precheck ? missing(needs, methods) : ""; !why.empty()) fail(pte + ": " + why);
+  for (const auto& m : methods) {
+    note_step("loading method \"" + m + "\" of " + program_text(pte, data));
     if (auto e = module.load_method(m); e != rt::Error::Ok)
-      fail("cannot load method \"" + m + "\" of " + pte + ": error " + std::to_string(static_cast<int>(e)) +
-           (data.empty() ? " (see the log above; weights in a .ptd need --data)" : " (see the log above)"));
+      fail("cannot load method \"" + m + "\" of " + program_text(pte, data) + ": " + error_text(e) +
+           (data.empty() ? "; weights in a .ptd need --data" : ""));
+  }
   double load_ms = now_ms() - t0;
-  if (check) return printf("%s: %zu methods load; every operator and delegate is registered\n", pte.c_str(), methods.size()), 0;
+  if (check) return printf("%s: %zu methods load; every operator and delegate is registered\n", pte.c_str(), methods.size()), flush_log(), 0;
 
   std::map<std::string, std::vector<double>> times;
   double first_ms = -1;
   std::vector<std::vector<Value>> held(calls.size());
   std::vector<std::vector<EValue>> inputs(calls.size());
   for (size_t k = 0; k < calls.size(); ++k) {
+    note_step("reading the inputs of method \"" + calls[k].method + "\"" + (calls[k].inputs.empty() ? "" : " from " + calls[k].inputs));
     held[k] = calls[k].inputs.empty() ? synthetic_inputs(module, calls[k].method) : read_values(calls[k].inputs);
     inputs[k] = to_evalues(held[k]);
   }
   int rounds = bench ? 1 + warmup + iterations : 1;
   for (int r = 0; r < rounds; ++r) {
     for (size_t k = 0; k < calls.size(); ++k) {
+      if (r == 0) note_step("running method \"" + calls[k].method + "\" of " + pte + (calls[k].inputs.empty() ? "" : " on " + calls[k].inputs));
       double s = now_ms();
-      auto out = run(module, calls[k].method, inputs[k]);
+      auto out = run(module, calls[k].method, inputs[k], pte + (calls[k].inputs.empty() ? "" : " on " + calls[k].inputs));
       double ms = now_ms() - s;
       if (first_ms < 0) first_ms = ms;
       if (r == 0 && !calls[k].outputs.empty()) write_values(calls[k].outputs, out);
@@ -204,17 +276,23 @@ int main(int argc, char** argv) try {
   report << "{\"program\":\"" << pte << "\",\"load_ms\":" << load_ms << ",\"first_call_ms\":" << first_ms;
   text << "load " << load_ms << " ms, first call " << first_ms << " ms\n";
   if (!gen.method.empty()) {
+    note_step("reading the prompt " + gen.inputs);
     auto prompt = read_values(gen.inputs);
-    std::vector<int64_t> tokens(prompt.at(0).bytes.size() / 8);
+    if (prompt.empty() || prompt[0].kind != 'T' || prompt[0].dtype != static_cast<uint8_t>(ScalarType::Long) ||
+        prompt[0].bytes.empty())
+      fail(gen.inputs + ": --generate needs a prompt of int64 token ids as its first value");
+    std::vector<int64_t> tokens(prompt[0].bytes.size() / 8);
     memcpy(tokens.data(), prompt[0].bytes.data(), prompt[0].bytes.size());
+    // The second input: [T] positions (the LLM runner's input_pos), or a [1] start.
+    std::map<std::string, bool> start_only;
+    for (const auto& m : {prefill, decode}) start_only[m] = positions_are_one_start(module, m);
+    note_step("generating with \"" + prefill + "\" and \"" + decode + "\" of " + pte);
     auto step = [&](const std::string& method, std::vector<int64_t> ids, int64_t start) {
-      // The second input: [T] positions (the LLM runner's input_pos), or a [1] start.
-      bool start_only = module.method_meta(method)->input_tensor_meta(1)->sizes()[0] == 1;
-      std::vector<int64_t> pos(start_only ? 1 : ids.size());
+      std::vector<int64_t> pos(start_only[method] ? 1 : ids.size());
       for (size_t i = 0; i < pos.size(); ++i) pos[i] = start + i;
       auto t = executorch::extension::from_blob(ids.data(), {1, static_cast<int>(ids.size())}, ScalarType::Long);
       auto p = executorch::extension::from_blob(pos.data(), {static_cast<int>(pos.size())}, ScalarType::Long);
-      return argmax_last(run(module, method, {*t, *p})[0]);
+      return argmax_last(run(module, method, {*t, *p}, pte + " on the prompt " + gen.inputs));
     };
     std::vector<int64_t> generated;
     std::vector<double> prefills, decodes;  // with --bench: warmup + iterations generations
@@ -270,8 +348,17 @@ int main(int argc, char** argv) try {
   if (!json.empty()) std::ofstream(json) << report.str() << "\n";
   if (table) printf("%s", text.str().c_str());
   printf("%s\n", report.str().c_str());
+  flush_log();
   return 0;
-} catch (const std::exception& e) {
-  fprintf(stderr, "et_runner: %s\n", e.what());
+} catch (const std::exception& e) {  // one line, with the runtime's first error if it logged one
+  std::string line = e.what();
+  if (!runtime_errors.empty()) line += " (the runtime: " + runtime_errors.front() + ")";
+  fprintf(stderr, "et_runner: %s\n", printable(line).c_str());
   return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return et_runner::supervise([&] { return runner_main(argc, argv); });
 }

@@ -20,7 +20,7 @@ FORMAT = "rules_torch_export/foundation-index/1"
 def index(config):
     """The index of the foundation's .ptd, checked against its program's manifest."""
     try:
-        entries, _ = ptd.read(config.ptd)
+        entries = ptd.read(config.ptd).entries
     except (OSError, ValueError) as e:
         raise UserError(f"foundation_weights {config.label}: {config.program}'s .ptd cannot be read: {e}; "
                         f"rebuild {config.program}") from None

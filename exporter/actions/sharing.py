@@ -165,7 +165,7 @@ def verify(et_program, programs, foundation, label):
         if written not in ([], [SHARED_TAG + ".ptd"]):
             raise UserError(f"executorch_program {label}: the lowering wrote data files {written}; expected only the "
                             f"shared one")
-        entries = ptd.read(os.path.join(folder, written[0]))[0] if written else {}
+        entries = ptd.read(os.path.join(folder, written[0])).entries if written else {}
     names = None
     for key, entry in sorted(entries.items()):
         if foundation.entries.get(key) != entry:

@@ -207,6 +207,7 @@ def test_a_bad_index_or_ptd_is_refused_in_one_line(tmp_path):
     config = SimpleNamespace(label="//pkg:foundation", program="//pkg:base", ptd=str(tmp_path / "base.ptd"),
                              manifest=str(tmp_path / "base.pte.json"), outputs={"index": str(tmp_path / "f.json")})
     with pytest.raises(UserError, match=r"^foundation_weights //pkg:foundation: //pkg:base's .ptd cannot be read: "
-                                        r"no flat_tensor header \(FH01\); rebuild //pkg:base$"):
+                                        r".*base.ptd: corrupt: no FH01 header: not a .ptd, or cut short; rebuild "
+                                        r"//pkg:base$"):
         foundation_action.run(config)
     assert not os.path.exists(config.outputs["index"])

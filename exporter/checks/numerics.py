@@ -17,7 +17,7 @@ import torch
 from exporter.checks import contract
 from exporter.core import shape_spec
 from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
-from exporter.formats import pt2
+from exporter.formats import pt2, pte_inspect
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -164,6 +164,8 @@ def load_methods(config, names):
     external weights loads its .ptd beside it."""
     from executorch.runtime import Runtime
 
+    if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
+        pte_inspect.summarize_ptd(config.ptd)
     program = Runtime.get().load_program(config.pte, data_path=config.ptd)
     methods = {name: program.load_method(name) for name in names}
     return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}

@@ -10,6 +10,14 @@ class UserError(Exception):
     """
 
 
+class BadFile(UserError, ValueError):
+    """A file its reader refuses: truncated, corrupt, foreign, or holding what must not be
+    loaded (a pickle that could run code). One line that names the file and what is wrong;
+    every reader of build outputs raises it instead of whatever its parser happened to hit.
+    A ValueError too, which the test runners' one-line path (checks.contract.main) catches.
+    """
+
+
 @dataclasses.dataclass(frozen=True)
 class Context:
     """What an error message names: the target being built and the targets and settings behind it.

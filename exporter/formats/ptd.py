@@ -1,11 +1,13 @@
 """Reads a .ptd (ExecuTorch's named data file, flat_tensor.fbs): each entry's key, its bytes'
-size and sha256, and its tensor layout when it has one.
+size and sha256, and its tensor layout when it has one. pte_inspect's .ptd summary and the
+foundation's index (actions/foundation.py) both read it here.
 
 A .ptd is an extended header (magic "FH01": where the flatbuffer and the segment data are),
 the FlatTensor flatbuffer (named entries, each pointing at a segment) and the segments. The
 portable runtime's weights carry a layout and are keyed by the parameter's name; XNNPACK's
 are opaque blobs keyed by the sha256 of their bytes. Every offset is checked against the file,
-so a truncated or hostile file raises ValueError instead of reading past its end.
+and every layout as the runtime would read it, so a truncated, hostile or foreign file raises
+BadFile, one line naming it, and nothing reads past its end.
 """
 
 import dataclasses
@@ -14,11 +16,8 @@ import mmap
 import os
 
 from exporter.core import dtypes
+from exporter.core.errors import BadFile
 from exporter.formats import pte_schema
-
-_HEADER_AT = 8  # after the flatbuffer's root offset and file identifier
-_HEADER_MAGIC = b"FH01"
-_HEADER_LENGTH = 40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,58 +51,80 @@ class Entry:
                    tuple(int(d) for d in record["dim_order"]) if has_layout else None)
 
 
-def _schema_path():
+@dataclasses.dataclass(frozen=True)
+class Ptd:
+    """A .ptd: its size, the bytes of its segments (each once), and its entries in file order."""
+
+    file_bytes: int
+    data_bytes: int
+    entries: dict
+
+
+def schema_path():
+    """flat_tensor.fbs (the .ptd schema) beside the installed executorch's program.fbs."""
     program_fbs = pte_schema.executorch_schema_path()
     root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
     return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
 
 
-def _header(buf):
-    """(flatbuffer end, segment base offset, segment data size), checked against the file."""
-    if len(buf) < _HEADER_AT + _HEADER_LENGTH or bytes(buf[_HEADER_AT:_HEADER_AT + 4]) != _HEADER_MAGIC:
-        raise ValueError("no flat_tensor header (FH01)")
-    field = lambda at: int.from_bytes(buf[_HEADER_AT + at:_HEADER_AT + at + 8], "little")
-    fb_offset, fb_size, base, data_size = field(8), field(16), field(24), field(32)
-    if fb_offset + fb_size > len(buf) or base + data_size > len(buf):
-        raise ValueError(f"its header points past the end of the file ({len(buf)} bytes)")
-    return base, data_size
+def _regions(buf):
+    """(flatbuffer end, segment base, segment data bytes) from a .ptd's "FH01" header, checked
+    against the file (ExecuTorch's flat_tensor_header.h: u32 length, then four u64)."""
+    if len(buf) < 48 or bytes(buf[8:12]) != b"FH01":
+        raise pte_schema.Corrupt("no FH01 header: not a .ptd, or cut short")
+    offset, size, base, data = (int.from_bytes(buf[at:at + 8], "little") for at in (16, 24, 32, 40))
+    if offset + size > len(buf) or base + data > len(buf):
+        raise pte_schema.Corrupt(f"its header puts the flatbuffer or the tensor data past the end of its "
+                                 f"{len(buf):,} bytes")
+    return offset + size, base, data
 
 
-def _entry(named, segments, buf, base, data_size):
-    index = named.segment_index
-    if not 0 <= index < len(segments):
-        raise ValueError(f"entry {named.key!r} names segment {index} of {len(segments)}")
-    offset, size = segments[index].offset, segments[index].size
-    if offset + size > data_size:
-        raise ValueError(f"entry {named.key!r} lies past the end of the segment data")
-    digest = hashlib.sha256(buf[base + offset:base + offset + size]).hexdigest()
-    layout = named.tensor_layout
+def _check_layout(key, layout):
+    """What ExecuTorch's runtime reads of a layout without checking (native/program_check.cc
+    checks the same before the native runtime opens a .ptd)."""
+    if not (layout.has("sizes") and layout.has("dim_order")):
+        raise pte_schema.Corrupt(f"{key!r} has a layout without sizes or dim_order")
+    sizes, order = list(layout.sizes), list(layout.dim_order)
+    if len(sizes) != len(order) or min(sizes, default=0) < 0 or any(d >= len(sizes) for d in order):
+        raise pte_schema.Corrupt(f"{key!r} has a layout whose sizes {sizes} and dim_order {order} disagree")
+
+
+def _entry(named, segments, buf, base):
+    if not 0 <= named.segment_index < len(segments):
+        raise pte_schema.Corrupt(f"{named.key!r} names segment {named.segment_index} of {len(segments)}")
+    segment = segments[named.segment_index]
+    digest = hashlib.sha256(buf[base + segment.offset:base + segment.offset + segment.size]).hexdigest()
+    layout = named.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
     if layout is None:
-        return Entry(size, digest)
-    return Entry(size, digest, dtypes.torch_name(layout.scalar_type), tuple(layout.sizes), tuple(layout.dim_order))
+        return Entry(segment.size, digest)
+    _check_layout(named.key, layout)
+    return Entry(segment.size, digest, dtypes.torch_name(layout.scalar_type), tuple(layout.sizes),
+                 tuple(layout.dim_order))
 
 
-def _entries(buf):
-    base, data_size = _header(buf)
-    root = pte_schema.read_root(pte_schema.Schema(_schema_path()), buf)
+def parse(buf):
+    """The Ptd held in buf (bytes or an mmap); pte_schema.Corrupt if it is not one."""
+    flatbuffer_end, base, data_bytes = _regions(buf)
+    root = pte_schema.read_root(pte_schema.Schema(schema_path()), buf[:flatbuffer_end])
     segments = list(root.segments)
+    for i, s in enumerate(segments):
+        if s.offset + s.size > data_bytes:
+            raise pte_schema.Corrupt(f"segment {i} runs past the end of the tensor data")
     entries = {}
     for named in root.named_data:
-        if not isinstance(named.key, str) or not named.key or named.key in entries:
-            raise ValueError(f"an entry's key is empty or repeated ({named.key!r})")
-        entries[named.key] = _entry(named, segments, buf, base, data_size)
-    return entries
+        if named.key in entries:
+            raise pte_schema.Corrupt(f"{named.key!r} names two entries")
+        entries[named.key] = _entry(named, segments, buf, base)
+    return Ptd(len(buf), sum(s.size for s in segments), entries)
 
 
 def read(path):
-    """({key: Entry} of the .ptd at path, its size in bytes); ValueError if it is not one."""
-    size = os.path.getsize(path)
-    if size == 0:
-        raise ValueError("the file is empty")
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+    """The Ptd of the file at path; BadFile, one line naming it, if it is not a .ptd."""
+    with open(path, "rb") as f:
         try:
-            return _entries(buf), size
-        except ValueError:
-            raise
-        except Exception as e:  # a hostile flatbuffer: offsets out of range, wrong types
-            raise ValueError(f"its flatbuffer does not parse ({type(e).__name__}: {e})") from None
+            if os.fstat(f.fileno()).st_size < 48:  # too short to map, and to be a .ptd
+                return parse(f.read())
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:  # weights may be GBs
+                return parse(buf)
+        except pte_schema.Corrupt as e:
+            raise BadFile(f"{path}: corrupt: {e}") from None

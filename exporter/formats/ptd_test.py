@@ -11,6 +11,7 @@ from executorch.exir._serialize._cord import Cord
 from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
 
 from exporter.actions import lower
+from exporter.core.errors import BadFile
 from exporter.formats import ptd
 
 XNNPACK_PTD = "exporter/tests/conv_net_external_pte.ptd"
@@ -39,8 +40,9 @@ def _theirs(path):
 @pytest.mark.parametrize("which", ["xnnpack", "portable"])
 def test_entries_match_executorch_deserializer(which, portable_ptd):
     path = XNNPACK_PTD if which == "xnnpack" else portable_ptd
-    entries, size = ptd.read(path)
-    assert size == os.path.getsize(path)
+    read = ptd.read(path)
+    entries = read.entries
+    assert read.file_bytes == os.path.getsize(path)
     theirs = _theirs(path)
     assert set(entries) == set(theirs) and entries
     for key, entry in entries.items():
@@ -62,21 +64,21 @@ def _damaged(data, tmp_path, name):
     return str(path)
 
 
-def test_damaged_files_raise_value_error_only(tmp_path, portable_ptd):
+def test_damaged_files_raise_bad_file_only(tmp_path, portable_ptd):
     data = open(portable_ptd, "rb").read()
     cases = {"empty": b"", "truncated": data[: len(data) // 2], "header": data[:24], "text": b"not a ptd at all" * 8}
     past_end = bytearray(data)
     past_end[8 + 32:8 + 40] = (1 << 40).to_bytes(8, "little")  # segment data size
     cases["past_end"] = past_end
     for name, case in cases.items():
-        with pytest.raises(ValueError):
+        with pytest.raises(BadFile, match=f"{name}: corrupt: "):
             ptd.read(_damaged(case, tmp_path, name))
     rng = random.Random(0)
-    for i in range(60):  # seeded random byte changes: a ValueError or a readable file, nothing else
+    for i in range(60):  # seeded random byte changes: BadFile or a readable file, nothing else
         copy = bytearray(data)
         for _ in range(rng.randint(1, 8)):
             copy[rng.randrange(len(copy))] = rng.randrange(256)
         try:
             ptd.read(_damaged(copy, tmp_path, f"random{i}"))
-        except ValueError:
+        except BadFile:
             pass

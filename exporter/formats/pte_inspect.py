@@ -10,12 +10,13 @@ the flatbuffer's first 8 bytes: the segment table.
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import sys
 
-from exporter.core import dtypes
-from exporter.formats import program_summary, pte_schema
+from exporter.core.errors import BadFile
+from exporter.formats import program_summary, ptd, pte_schema
 
 FORMAT = "rules_torch_export/pte-summary/1"
 
@@ -34,12 +35,39 @@ def read_program(buf):
     return pte_schema.read_root(_load_schema(), buf)
 
 
+@contextlib.contextmanager
+def refusing_corrupt(path):
+    """Turns what the schema reader finds wrong with the bytes of `path` into one BadFile line."""
+    try:
+        yield
+    except pte_schema.Corrupt as e:
+        raise BadFile(f"{path}: corrupt: {e}") from None
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _extended_header(buf):
     """(flatbuffer bytes, segment base offset) from the 'eh00' header, or (len, 0) without one."""
     if bytes(buf[8:12]) != b"eh00":
         return len(buf), 0
+    if len(buf) < 32:
+        raise pte_schema.Corrupt(f"its extended header is cut off at byte {len(buf)}")
     little = lambda a, b: int.from_bytes(buf[a:b], "little")  # noqa: E731
-    return little(16, 24), little(24, 32)
+    flatbuffer_bytes, segment_base = little(16, 24), little(24, 32)
+    if flatbuffer_bytes > len(buf) or segment_base > len(buf):
+        raise pte_schema.Corrupt(f"its extended header puts the flatbuffer ({flatbuffer_bytes:,} bytes) or the "
+                                 f"segments (from byte {segment_base:,}) past the end of its {len(buf):,} bytes")
+    return flatbuffer_bytes, segment_base
+
+
+def _segment(program, index, what):
+    """Segment `index` of the program, which `what` names."""
+    if not 0 <= index < len(program.segments):
+        raise pte_schema.Corrupt(f"{what} names segment {index} of {len(program.segments)}")
+    return program.segments[index]
 
 
 def _segment_roles(program, methods_delegates):
@@ -47,13 +75,17 @@ def _segment_roles(program, methods_delegates):
     roles = collections.defaultdict(list)
     constant = program.constant_segment
     if constant is not None and len(program.segments):
+        _segment(program, constant.segment_index, "the constant segment")
         roles[constant.segment_index].append("constants")
     for method, delegate_id, processed in methods_delegates:
         if processed.location == "SEGMENT":
+            _segment(program, processed.index, f"delegate {delegate_id} of method {method}")
             roles[processed.index].append(f"delegate {delegate_id} ({method})")
     for entry in program.named_data:
+        _segment(program, entry.segment_index, f"named data {entry.key!r}")
         roles[entry.segment_index].append("named data")
     for mutable in program.mutable_data_segments:
+        _segment(program, mutable.segment_index, "the mutable data")
         roles[mutable.segment_index].append("mutable data")
     return roles
 
@@ -66,6 +98,10 @@ def summarize_bytes(buf):
     methods = program_summary.methods(program)
     delegate_refs = [(p.name, d.id, d.processed) for p in plans for d in p.delegates]
     roles = _segment_roles(program, delegate_refs)
+    for i, s in enumerate(program.segments):
+        if segment_base + s.offset + s.size > len(buf):
+            raise pte_schema.Corrupt(f"segment {i} ({s.size:,} bytes at {segment_base + s.offset:,}) runs past the "
+                                     f"end of its {len(buf):,} bytes")
     segments = [
         {"index": i, "offset": segment_base + s.offset, "bytes": s.size,
          "holds": sorted(set(roles.get(i, [])))}
@@ -79,7 +115,7 @@ def summarize_bytes(buf):
         buffers = list(program.constant_buffer)
         constants = {"location": "inline", "tensors": max(len(buffers) - 1, 0),
                      "bytes": sum(len(b.storage) for b in buffers)}
-    named = collections.Counter(e.segment_index for e in program.named_data)
+    named = collections.Counter(e.segment_index for e in program.named_data)  # indexes checked by _segment_roles
     return {
         "format": FORMAT,
         "file_bytes": len(buf),
@@ -94,29 +130,14 @@ def summarize_bytes(buf):
     }
 
 
-def _ptd_schema_path():
-    """flat_tensor.fbs (the .ptd schema) beside the installed executorch's program.fbs."""
-    program_fbs = pte_schema.executorch_schema_path()
-    root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
-    return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
-
-
 def summarize_ptd(path):
-    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf)
-    segments = list(root.segments)
-    tensors = []
-    for entry in root.named_data:
-        layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
-        tensors.append({
-            "key": entry.key,
-            "bytes": segments[entry.segment_index].size,
-            "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
-            "sizes": list(layout.sizes) if layout else None,
-        })
-    return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}
+    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout. A corrupt
+    one raises BadFile (formats/ptd.py reads it); run it before handing a .ptd to ExecuTorch,
+    which follows its offsets."""
+    read = ptd.read(path)
+    tensors = [{"key": key, "bytes": e.size, "dtype": e.dtype, "sizes": list(e.sizes) if e.sizes is not None else None}
+               for key, e in read.entries.items()]
+    return {"file_bytes": read.file_bytes, "bytes": read.data_bytes, "tensors": tensors}
 
 
 def format_ptd(summary, name):
@@ -130,8 +151,10 @@ def format_ptd(summary, name):
 
 
 def summarize(path):
-    with open(path, "rb") as f:
-        return summarize_bytes(f.read())
+    """summarize_bytes of the file at `path`; a corrupt file raises BadFile naming it."""
+    buf = read_file(path)
+    with refusing_corrupt(path):
+        return summarize_bytes(buf)
 
 
 def fmt_bytes(n):
@@ -199,8 +222,9 @@ def main(argv):
         ptd = path.endswith(".ptd")
         try:
             summary = summarize_ptd(path) if ptd else summarize(path)
-        except Exception as e:  # a truncated or foreign file fails in many ways; say so in one line
-            print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
+        except (BadFile, OSError) as e:  # BadFile names the file; the OSError's own message does too
+            print(f"pte_inspect: cannot read {e if isinstance(e, BadFile) else f'{path}: {e.strerror}'}",
+                  file=sys.stderr)
             return 1
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))
