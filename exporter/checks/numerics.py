@@ -215,11 +215,11 @@ class Checks:
             lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
             return False
         ok = True
-        for index, (a, e) in enumerate(zip(actual, expected)):
-            good, report = compare(a, e, self.rtol, self.atol)
+        for index, (a, want) in enumerate(zip(actual, expected)):
+            good, report = compare(a, want, self.rtol, self.atol)
             good = good or not self.elementwise
             if self.floors.active:
-                above, measured = self.floors.check(a, e)
+                above, measured = self.floors.check(a, want)
                 good, report = good and above, f"{report}, {measured}"
             ok &= good
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
@@ -268,8 +268,8 @@ def run(config):
     else:  # a program only the native runner can run (an app's own kernels)
         execute, n_inputs = None, len(ep.graph_signature.user_inputs)
     checks = Checks(config)
-    lines = [f"{config.label}: {config.program} in ExecuTorch's {' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''} "
-             f"vs {reference_name} ({checks.describe()})"]
+    runtimes = f"{' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''}"
+    lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes} vs {reference_name} ({checks.describe()})"]
     ok = True
     runs = []
     module = ep.module()  # its signature names the arguments; built once, not per case
