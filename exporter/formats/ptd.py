@@ -32,13 +32,13 @@ class Entry:
 
     def layout_text(self):
         """'float32[384, 128]', or 'bytes' for an opaque blob."""
-        if self.dtype is None:
+        if self.dtype is None or self.sizes is None:
             return "bytes"
         return f"{self.dtype}[{', '.join(map(str, self.sizes))}]"
 
     def to_json(self):
         record = {"size": self.size, "sha256": self.sha256}
-        if self.dtype is not None:
+        if self.dtype is not None and self.sizes is not None and self.dim_order is not None:  # all or none
             record.update(dtype=self.dtype, sizes=list(self.sizes), dim_order=list(self.dim_order))
         return record
 

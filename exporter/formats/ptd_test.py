@@ -66,7 +66,8 @@ def _damaged(data, tmp_path, name):
 
 def test_damaged_files_raise_bad_file_only(tmp_path, portable_ptd):
     data = open(portable_ptd, "rb").read()
-    cases = {"empty": b"", "truncated": data[: len(data) // 2], "header": data[:24], "text": b"not a ptd at all" * 8}
+    cases: dict[str, bytes | bytearray] = {"empty": b"", "truncated": data[: len(data) // 2], "header": data[:24],
+                                           "text": b"not a ptd at all" * 8}
     past_end = bytearray(data)
     past_end[8 + 32:8 + 40] = (1 << 40).to_bytes(8, "little")  # segment data size
     cases["past_end"] = past_end
