@@ -211,3 +211,18 @@ def test_a_bad_index_or_ptd_is_refused_in_one_line(tmp_path):
                                         r"//pkg:base$"):
         foundation_action.run(config)
     assert not os.path.exists(config.outputs["index"])
+
+
+def test_a_ptd_other_than_its_programs_is_refused_in_one_line(tmp_path):
+    """The index records the .ptd its program's manifest names; another file (a stale or swapped
+    one) is refused before any index is written."""
+    _foundation(tmp_path, [])
+    (tmp_path / "base.pte.json").write_text(json.dumps({"ptd": {"sha256": "0" * 64}, "backends": [], "toolchain": {}}))
+    os.remove(tmp_path / "foundation.json")
+    config = SimpleNamespace(label="//pkg:foundation", program="//pkg:base", ptd=str(tmp_path / "base.ptd"),
+                             manifest=str(tmp_path / "base.pte.json"), outputs={"index": str(tmp_path / "foundation.json")})
+    with pytest.raises(UserError) as e:
+        foundation_action.run(config)
+    assert str(e.value) == ("foundation_weights //pkg:foundation: //pkg:base's .ptd is not the one its manifest records; "
+                            "rebuild //pkg:base")
+    assert not os.path.exists(config.outputs["index"])
