@@ -1,5 +1,5 @@
 """.ptd entries against ExecuTorch's own deserializer, and hostile files: a damaged .ptd raises
-ValueError with a reason, never another exception, and never reads past its end."""
+BadFile, one line naming it and the reason, never another exception, and never reads past its end."""
 
 import hashlib
 import os
