@@ -26,9 +26,9 @@ _OUT_ARGS = ("out", "out0", "out1", "out2", "out3")
 def op_name(target):
     """'aten.convolution.out', 'aten.linear.default' (an edge operator is named as its ATen one),
     'executorch_call_delegate', 'getitem'."""
-    op = getattr(target, "_op", target)
-    if isinstance(op, torch._ops.OpOverload):
-        return str(op)
+    for op in (target, getattr(target, "_op", None)):  # an EdgeOpOverload holds its ATen op in _op
+        if isinstance(op, torch._ops.OpOverload):
+            return str(op)
     return getattr(target, "__name__", None) or str(target)
 
 
@@ -157,8 +157,10 @@ class _Method:
         torch.fx.node.map_arg((node.args, kwargs), read.append)
         found = []
         for leaf in read:
-            if leaf in self.ids and self.ids[leaf] not in found:
-                found.append(self.ids[leaf])
+            produced = self.ids.get(leaf)
+            for source in produced if isinstance(produced, list) else [produced]:
+                if isinstance(source, str) and source not in found:
+                    found.append(source)
         return found
 
     def _weights_used(self, node):

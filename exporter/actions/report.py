@@ -1,0 +1,89 @@
+"""The ProgramReport action: a program's files -> `<program>.report.html` and its summary.
+
+It reads only what the build already made (the lowering's graph record, the .pte and its
+manifest, the .pt2 manifests, the .ptd, the selected operators, and when given a budget, an
+ETDump profile and a numerics report), lays each method's graph out with graphviz's `dot`, and
+writes one self-contained HTML file (formats/program_report.py). No torch, no ExecuTorch import:
+a report costs a second, not a lowering.
+"""
+
+import json
+import os
+
+from exporter.core import atomic
+from exporter.core.errors import UserError
+from exporter.formats import graph_dot, program_report, pte_inspect
+
+
+def _json(path, what):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise UserError(f"cannot read {what} {os.path.basename(path)}: {e}") from e
+
+
+def read_selected_operators(path):
+    """{operator: [dtype signature, ...]} from a selected_operators.yaml (et_kernel_metadata)."""
+    import yaml
+
+    from exporter.core import dtypes
+
+    with open(path, encoding="utf-8") as f:
+        found = yaml.safe_load(f) or {}
+    result = {}
+    for op, entries in sorted((found.get("et_kernel_metadata") or {}).items()):
+        texts = []
+        for entry in entries or []:
+            codes = str(entry).partition("/")[2].split("|")
+            texts.append(" | ".join(dtypes.executorch_name(int(c.split(";")[0])) if c.split(";")[0].isdigit()
+                                    else "-" for c in codes))
+        result[op] = texts
+    return result
+
+
+def dot_version(path):
+    """'graphviz 2.43.0', from the version file of the graphviz repository rule."""
+    with open(path, encoding="utf-8") as f:
+        return f.read().strip()
+
+
+def layout_methods(graph, dot_tool):
+    """{method: SVG of its graph}."""
+    svgs = {}
+    for name, method in graph["methods"].items():
+        try:
+            svgs[name] = graph_dot.layout(graph_dot.method_dot(method, f"{name}-"), dot_tool)
+        except (OSError, RuntimeError) as e:
+            raise UserError(f"graphviz could not lay out method {name}: {e}") from e
+    return svgs
+
+
+def read_data(inputs):
+    """The report's data from its input files: a dict with "graph", "pte", "manifest" and the
+    optional "ptd", "exports" ({method: .pt2 manifest}), "selected_operators", "kernels",
+    "budget", "profile", "numerics", "dot" and "dot_version" paths or values."""
+    graph = _json(inputs["graph"], "the graph record")
+    data = {
+        "graph": graph,
+        "manifest": _json(inputs["manifest"], "the manifest"),
+        "summary": pte_inspect.summarize(inputs["pte"]),
+        "ptd": pte_inspect.summarize_ptd(inputs["ptd"]) if inputs.get("ptd") else None,
+        "exports": {m: _json(p, "the export manifest") for m, p in sorted((inputs.get("exports") or {}).items())},
+        "selected_operators": read_selected_operators(inputs["selected_operators"])
+        if inputs.get("selected_operators") else None,
+        "kernels": inputs.get("kernels"),
+        "budget": inputs.get("budget"),
+        "profile": inputs.get("profile"),
+        "numerics": inputs.get("numerics"),
+        "graphviz": dot_version(inputs["dot_version"]),
+        "svgs": layout_methods(graph, inputs["dot"]),
+    }
+    return data
+
+
+def write(data, html_path, summary_path):
+    text, brief = program_report.render(data, os.path.basename(html_path))
+    atomic.write_bytes(html_path, text.encode("utf-8"))
+    if summary_path:
+        atomic.write_bytes(summary_path, (json.dumps(brief, indent=2, sort_keys=True) + "\n").encode("utf-8"))
