@@ -114,7 +114,7 @@ _MOVES = {"aten.view_copy", "aten.permute_copy", "aten.slice_copy", "aten.select
 def flops(op, node, out_numel, sizes):
     """An estimate at the largest shapes; None when a shape it needs is unknown."""
     base = base_op(op)
-    if base.startswith(("executorch_prim", "dim_order_ops")) or base in _MOVES or "getitem" in base:
+    if not base.startswith("aten.") or base in _MOVES:  # memory.view, executorch_prim, dim_order_ops
         return 0
     args = [a for a in node.args if isinstance(a, torch.fx.Node)]
     shapes = [[sizes.upper(s) for s in a.meta["val"].shape] if isinstance(a.meta.get("val"), torch.Tensor)

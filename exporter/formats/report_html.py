@@ -67,11 +67,14 @@ document.querySelectorAll('.tabs').forEach(function(tabs){
   tabs.querySelectorAll('button').forEach(function(x){x.classList.toggle('on',x===b)});
   const scope=tabs.parentElement;scope.querySelectorAll(':scope > .method').forEach(function(m){
    m.classList.toggle('on',m.dataset.method===b.dataset.method)});
-  scope.querySelectorAll(':scope > .method.on .viewport').forEach(fit)});});
+  scope.querySelectorAll(':scope > .method.on .viewport').forEach(start)});});
 function view(vp){if(!vp._v){const s=vp.querySelector('svg');const b=s.viewBox.baseVal;
  vp._v={x:b.x,y:b.y,w:b.width,h:b.height,x0:b.x,y0:b.y,w0:b.width,h0:b.height}}return vp._v}
 function apply(vp){const v=view(vp);vp.querySelector('svg').setAttribute('viewBox',[v.x,v.y,v.w,v.h].join(' '))}
 function fit(vp){const v=view(vp);v.x=v.x0;v.y=v.y0;v.w=v.w0;v.h=v.h0;apply(vp)}
+function start(vp){const v=view(vp),r=vp.getBoundingClientRect();if(!r.width){fit(vp);return}
+ const s=Math.max(v.w0/r.width,v.h0/r.height);if(s<=1.25){fit(vp);return}
+ v.w=r.width;v.h=r.height;v.x=v.x0+(v.w0-v.w)/2;v.y=v.y0;apply(vp)}
 function zoom(vp,f,cx,cy){const v=view(vp);cx=cx==null?.5:cx;cy=cy==null?.5:cy;
  const nw=v.w*f,nh=v.h*f;v.x+=(v.w-nw)*cx;v.y+=(v.h-nh)*cy;v.w=nw;v.h=nh;apply(vp)}
 document.querySelectorAll('.viewport').forEach(function(vp){
@@ -104,7 +107,7 @@ function show(method,id){const d=(data.nodes[method]||{})[id];const box=document
   ['SQNR',d.sqnr||'']].forEach(function(r){
   if(!r[1])return;const dt=document.createElement('dt');dt.textContent=r[0];const dd=document.createElement('dd');
   dd.textContent=r[1];dd.style.whiteSpace='pre-wrap';dl.appendChild(dt);dl.appendChild(dd)});}
-document.querySelectorAll('.method.on .viewport').forEach(fit);
+document.querySelectorAll('.method.on .viewport').forEach(start);
 })();
 """
 
