@@ -77,7 +77,7 @@ def clean_svg(svg):
     return re.sub(r"<title>[^<]*</title>\n?", "", svg)
 
 
-_HEADER = """digraph G {
+HEADER = """digraph G {
   graph [rankdir=TB, nodesep=0.22, ranksep=0.32, fontname="Helvetica", fontsize=11, bgcolor="transparent"];
   node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, penwidth=1.2, margin="0.10,0.04"];
   edge [color="#94a3b8", arrowsize=0.6, penwidth=1.1];
@@ -109,7 +109,7 @@ def method_dot(method, prefix):
     coloured by its backend, operators outside delegates in the portable colour."""
     known = []
     partitions = {p["index"]: p for p in method["partitions"]}
-    lines, clusters = [_HEADER], {}
+    lines, clusters = [HEADER], {}
     for node in method["nodes"]:
         part = node.get("partition")
         if part is None:

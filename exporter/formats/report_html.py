@@ -40,7 +40,10 @@ code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .tabs button,.tools button{border:1px solid var(--line);background:#fff;border-radius:7px;padding:4px 10px;
  cursor:pointer;font:inherit;font-size:13px}
 .tabs button.on{background:var(--accent);border-color:var(--accent);color:#fff}
-.graphbox{display:grid;grid-template-columns:1fr 320px;gap:12px}
+.graphbox{display:grid;grid-template-columns:1fr 320px;gap:12px}.graphbox.solo{grid-template-columns:1fr}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:14px}
+pre.diff{background:#0f172a;color:#e2e8f0;padding:12px 14px;border-radius:10px;overflow:auto;font-size:12px;max-height:520px}
+pre.diff .a{color:#86efac}pre.diff .r{color:#fca5a5}pre.diff .h{color:#93c5fd}
 .viewport{height:640px;border:1px solid var(--line);border-radius:10px;overflow:hidden;background:
  radial-gradient(circle,#e2e8f0 1px,transparent 1px) 0 0/18px 18px;cursor:grab;position:relative}
 .viewport svg{width:100%;height:100%}
@@ -74,7 +77,10 @@ function apply(vp){const v=view(vp);vp.querySelector('svg').setAttribute('viewBo
 function fit(vp){const v=view(vp);v.x=v.x0;v.y=v.y0;v.w=v.w0;v.h=v.h0;apply(vp)}
 function start(vp){const v=view(vp),r=vp.getBoundingClientRect();if(!r.width){fit(vp);return}
  const s=Math.max(v.w0/r.width,v.h0/r.height);if(s<=1.25){fit(vp);return}
- v.w=r.width;v.h=r.height;v.x=v.x0+(v.w0-v.w)/2;v.y=v.y0;apply(vp)}
+ v.w=r.width;v.h=r.height;v.x=v.x0+(v.w0-v.w)/2;v.y=v.y0;apply(vp);
+ const m=vp.querySelector('g.node.mark');if(!m)return;const svg=vp.querySelector('svg'),b=m.getBoundingClientRect();
+ const p=svg.createSVGPoint();p.x=b.x+b.width/2;p.y=b.y+b.height/2;const q=p.matrixTransform(svg.getScreenCTM().inverse());
+ v.x=q.x-v.w/2;v.y=Math.max(v.y0,q.y-v.h/3);apply(vp)}
 function zoom(vp,f,cx,cy){const v=view(vp);cx=cx==null?.5:cx;cy=cy==null?.5:cy;
  const nw=v.w*f,nh=v.h*f;v.x+=(v.w-nw)*cx;v.y+=(v.h-nh)*cy;v.w=nw;v.h=nh;apply(vp)}
 document.querySelectorAll('.viewport').forEach(function(vp){
@@ -107,7 +113,7 @@ function show(method,id){const d=(data.nodes[method]||{})[id];const box=document
   ['SQNR',d.sqnr||'']].forEach(function(r){
   if(!r[1])return;const dt=document.createElement('dt');dt.textContent=r[0];const dd=document.createElement('dd');
   dd.textContent=r[1];dd.style.whiteSpace='pre-wrap';dl.appendChild(dt);dl.appendChild(dd)});}
-document.querySelectorAll('.method.on .viewport').forEach(start);
+document.querySelectorAll('.viewport').forEach(function(vp){if(vp.offsetParent)start(vp)});
 })();
 """
 
