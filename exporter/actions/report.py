@@ -59,6 +59,25 @@ def layout_methods(graph, dot_tool):
     return svgs
 
 
+def read_profile(path, method, pte_path, graph):
+    """(the profile section's data, {method: {node: {"time": ...}}}) from an ETDump of `method`."""
+    from exporter.formats import etdump
+
+    if method not in graph["methods"]:
+        raise UserError(f"the ETDump is of method {method!r}, which the program does not have; "
+                        f"set etdump_method to one of {sorted(graph['methods'])}")
+    with open(path, "rb") as f:
+        buf = f.read()
+    try:
+        found = etdump.profile(buf, os.path.basename(path))
+    except Exception as e:  # a foreign or truncated file fails in many ways; say so in one line
+        raise UserError(f"cannot read the ETDump {os.path.basename(path)}: {e}") from e
+    with open(pte_path, "rb") as f:
+        plan = etdump.instructions(pte_inspect.read_program(f.read()), method)
+    found["method"] = method
+    return found, {method: etdump.attribute(found, plan, graph["methods"][method])}
+
+
 def read_data(inputs):
     """The report's data from its input files: a dict with "graph", "pte", "manifest" and the
     optional "ptd", "exports" ({method: .pt2 manifest}), "selected_operators", "kernels",
@@ -74,11 +93,14 @@ def read_data(inputs):
         if inputs.get("selected_operators") else None,
         "kernels": inputs.get("kernels"),
         "budget": inputs.get("budget"),
-        "profile": inputs.get("profile"),
+        "profile": None,
         "numerics": inputs.get("numerics"),
         "graphviz": dot_version(inputs["dot_version"]),
         "svgs": layout_methods(graph, inputs["dot"]),
     }
+    if inputs.get("etdump"):
+        data["profile"], data["node_extra"] = read_profile(inputs["etdump"], inputs.get("etdump_method") or "forward",
+                                                           inputs["pte"], graph)
     return data
 
 

@@ -185,12 +185,16 @@ def profile_section(profile):
         return section("profile", "Native time", note(
             "No ETDump profile was given for this program. Record one on the device (or here with "
             "`bazel run <program>.profile -- --etdump=FILE`) and name it in the report's `etdump`."))
-    rows = [[r["runner"], Raw(f"<code>{esc(r['event'])}</code>"), f"{r['ms']:.3f}", percent(r["ms"], profile["execute_ms"]),
-             ", ".join(r.get("nodes", []))[:80]] for r in profile["rows"]]
+    rows = [[r["runner"], Raw(f"<code>{esc('whole delegate call' if r['event'] == 'DELEGATE_CALL' else r['event'])}"
+                              f"</code>"), f"{r['ms']:.3f}", percent(r["ms"], profile["execute_ms"]),
+             ", ".join(r.get("nodes", []))] for r in profile["rows"][:60]]
+    more = len(profile["rows"]) - 60
     return section("profile", "Native time", note(
-        f"From {profile['source']}: Method::execute took {profile['execute_ms']:.3f} ms per run (p50 "
-        f"{profile['p50_ms']:.3f} ms over {profile['runs']} runs).") + table(
-        ["runs on", "event", "ms per run", "share", "operators"], rows, numeric=(2, 3)))
+        f"From {profile['source']}, a run of {profile['method']} in ExecuTorch's native runtime: "
+        f"Method::execute took {profile['execute_ms']:.3f} ms per run on average, p50 {profile['p50_ms']:.3f} ms "
+        f"over {profile['runs']} runs. A delegate's rows are its own events inside its call.") + table(
+        ["runs on", "event", "ms per run", "share", "operator"], rows, numeric=(2, 3))
+        + (note(f"{more} smaller rows not shown.") if more > 0 else ""))
 
 
 def numerics_section(numerics):
