@@ -24,7 +24,7 @@ main{padding:18px 32px 40px;max-width:1500px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:12px;margin:18px 32px 0;max-width:1436px}
 .kpi{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 14px}
 .kpi .v{font-size:20px;font-weight:650}.kpi .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.4px}
-section{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:16px 20px;margin:16px 0}
+section{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:16px 20px;margin:16px 0;overflow-x:auto}
 section h2{margin:0 0 10px;font-size:17px}section h3{font-size:14px;margin:16px 0 6px;color:#334155}
 p.note{color:var(--muted);margin:4px 0 10px}
 table{border-collapse:collapse;width:100%;font-size:13px;margin:4px 0 8px}
