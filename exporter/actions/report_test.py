@@ -1,0 +1,61 @@
+"""The report of a real program: the lowering's graph record, then the HTML and its summary from
+the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte."""
+
+import json
+
+from runfiles import Runfiles
+
+from exporter.actions import lower, program_graph, report
+from exporter.formats import pt2
+from exporter.tests import built_programs
+
+def _graph(tmp_path):
+    ep = pt2.load(built_programs.path("tiny_ep.pt2"))
+    et_program, _ = lower.lower({"forward": ep}, ["xnnpack"])
+    record = program_graph.record(et_program, {"forward": pt2.load(built_programs.path("tiny_ep.pt2"))},
+                                  {"forward": None}, "//exporter/tests:tiny_xnnpack_pte")
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(record, sort_keys=True))
+    return record, str(path)
+
+
+def _inputs(graph_path):
+    files = Runfiles.Create()
+    return {"graph": graph_path, "pte": built_programs.path("tiny_xnnpack_pte.pte"),
+            "manifest": built_programs.path("tiny_xnnpack_pte.pte.json"),
+            "exports": {"forward": built_programs.path("tiny_ep.pt2.json")},
+            "kernels": ["portable"], "dot": files.Rlocation("graphviz/dot.sh"),
+            "dot_version": files.Rlocation("graphviz/version.txt")}
+
+
+def test_the_graph_record_has_partitions_shapes_weights_and_the_memory_plan(tmp_path):
+    record, _ = _graph(tmp_path)
+    method = record["methods"]["forward"]
+    assert [p["backend"] for p in method["partitions"]] and {p["backend"] for p in method["partitions"]} == {
+        "XnnpackBackend"}
+    ops = [n for n in method["nodes"] if n["kind"] == "op"]
+    delegated = [n for n in ops if n["partition"] is not None]
+    assert delegated and all(n["values"] for n in delegated)
+    assert any(n["flops"] for n in delegated)
+    assert method["weights"] and all(w["bytes"] == w["numel"] * 4 for w in method["weights"] if w["dtype"] == "float32")
+    inputs = [n for n in method["nodes"] if n["kind"] == "input"]
+    assert [v["max"][0] for n in inputs for v in n["values"]] == [8, 8]
+    assert all(t["lifetime"][0] <= t["lifetime"][1] and t["bytes"] > 0 for t in method["memory"])
+
+
+def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
+    _, graph_path = _graph(tmp_path)
+    for run in ("a", "b"):
+        report.write(report.read_data(_inputs(graph_path)), str(tmp_path / f"{run}.report.html"),
+                     str(tmp_path / f"{run}.report.json"))
+    first, second = (tmp_path / "a.report.html").read_bytes(), (tmp_path / "b.report.html").read_bytes()
+    assert first == second
+    text = first.decode("utf-8")
+    for anchor in ("graph", "delegation", "size", "memory", "profile", "numerics", "budget", "facts"):
+        assert f'<section id="{anchor}">' in text
+    assert "<svg" in text and "XnnpackBackend #0" in text
+    for needle in ("http://", "https://", "src=", str(tmp_path)):
+        assert needle not in text.replace("http://www.w3.org/", ""), needle
+    summary = json.loads((tmp_path / "a.report.json").read_text())
+    assert summary["label"] == "//exporter/tests:tiny_xnnpack_pte" and summary["report"] == "a.report.html"
+    assert 0 < summary["delegated"]["flops"] <= 1
