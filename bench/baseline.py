@@ -49,13 +49,13 @@ def main(argv):
     argv = [a for a in argv if a != "--warm-rerun"]
     out_dir, paths = argv[0], argv[1:]
     sys.path.insert(0, os.environ["RULES_TORCH_EXPORT_ROOT"])
-    from exporter.actions import configs
+    from exporter.actions import registry
 
     moved = {}
     actions = [(command_of(p), load(p, out_dir, moved)) for p in paths]
 
     def run(command, data):  # as exporter.driver.request.run does, without its log capture
-        action = configs.ACTIONS[command]
+        action = registry.ACTIONS[command]
         importlib.import_module(action.module).run(action.config.from_json(data))
 
     for action in actions:

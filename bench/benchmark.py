@@ -226,9 +226,10 @@ QUANTIZED_ZOO = ["//models:resnet_q8_pte", "//models/mobilenet:mobilenet_q8_pte"
 
 def zoo_targets(ws):
     """(labels, edit) for every executorch_program under //models."""
-    # executorch_program is a macro; its rule's kind is executorch_program_rule. Manual targets
-    # are built only by name (volume_net_portable_pte fails by design).
-    query = ws.bazel("query", "kind('^executorch_program_rule rule$', //models/...) "
+    # executorch_program and llm_program are macros; their rules' kinds are executorch_program_rule
+    # and llm_program_rule. Manual targets are built only by name (volume_net_portable_pte fails
+    # by design).
+    query = ws.bazel("query", "kind('^(executorch|llm)_program_rule rule$', //models/...) "
                      "except attr(tags, '\\bmanual\\b', //models/...)", log=False).check()
     labels = sorted(query.stdout.split())
     if not labels:

@@ -1,4 +1,4 @@
-"""What the exporter's Python defines that the rules must agree with (generated from
+"""What the exporter's Python defines that the rules use (generated from
 exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit by hand;
 //exporter:facts_test checks that it is current)."""
 
@@ -41,6 +41,86 @@ EXPORTER_ACTIONS = {
     },
 }
 
+CONFIG_DEFAULTS = {
+    "export": {
+        "strict": False,
+        "ir": "training",
+        "decompose": [],
+        "keep": [],
+        "quantize": "",
+        "group_size": 32,
+    },
+    "lower": {
+        "backends": [
+            "xnnpack",
+        ],
+        "metadata": {},
+        "weights": "inline",
+        "initialized_buffers": None,
+        "kernels": [
+            {
+                "name": "portable",
+            },
+        ],
+        "method_backends": None,
+        "llm": None,
+    },
+    "etrecord": {
+        "backends": [
+            "xnnpack",
+        ],
+        "metadata": {},
+        "weights": "inline",
+        "initialized_buffers": None,
+        "kernels": [
+            {
+                "name": "portable",
+            },
+        ],
+        "method_backends": None,
+        "llm": None,
+    },
+    "bundle": {},
+    "calibrate": {
+        "files": [],
+        "entry": "",
+        "init_args": {},
+        "import_roots": [
+            ".",
+        ],
+        "srcs": [],
+    },
+    "quantize": {
+        "strict": False,
+        "quantizer": "xnnpack",
+        "scheme": "int8_static_per_channel",
+        "calibration": None,
+    },
+    "bundled_program": {
+        "reference": "eager",
+        "model": None,
+    },
+    "selected_ops": {
+        "lists": [],
+    },
+    "tokenizer": {
+        "bos_id": None,
+        "eos_ids": [],
+    },
+}
+
+EXPORTER_MODULES = {
+    "benchmark": "exporter.checks.benchmark",
+    "budget": "exporter.checks.budget",
+    "bundled_cases": "exporter.checks.bundled_cases",
+    "generation": "exporter.checks.generation",
+    "golden": "exporter.checks.golden",
+    "numerics": "exporter.checks.numerics",
+    "profile": "exporter.checks.profile",
+    "pte_inspect": "exporter.formats.pte_inspect",
+    "steps": "exporter.checks.steps",
+}
+
 SHAPE_SPEC_DTYPES = [
     "float16",
     "bfloat16",
@@ -60,6 +140,8 @@ HINTS = [
     "STATIC",
 ]
 
+MAX_SPEC_VALUES = 100000
+
 BACKENDS = [
     "xnnpack",
 ]
@@ -68,6 +150,11 @@ IRS = [
     "training",
     "inference",
     "core_aten",
+]
+
+EAGER_QUANTIZE_SCHEMES = [
+    "8da4w",
+    "8da8w",
 ]
 
 QUANTIZERS = [
@@ -81,10 +168,33 @@ SCHEMES = {
     "int4_dynamic_per_channel": False,
 }
 
+WEIGHTS = [
+    "inline",
+    "external",
+]
+
 KERNEL_LIBRARIES = [
     "portable",
     "optimized",
     "quantized",
+]
+
+TOKENIZER_FORMATS = [
+    "huggingface",
+    "sentencepiece",
+    "tiktoken",
+    "llama2c",
+]
+
+BUNDLED_REFERENCES = [
+    "eager",
+    "exported",
+]
+
+NUMERICS_REFERENCES = [
+    "eager",
+    "exported",
+    "program",
 ]
 
 REPRODUCIBLE_MATH_ENV = {

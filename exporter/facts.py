@@ -1,10 +1,15 @@
-"""exporter_facts.bzl: what the exporter's Python defines that the rules must agree with, as
-Starlark the rules can load (or check their own copies against).
+"""exporter_facts.bzl: what the exporter's Python defines that the rules use, as Starlark the rules
+load: the registry of actions, every action config's defaults, the modules the test rules run,
+and the values the rules accept. Facts flow one way, from here to the rules.
 
     bazel run //exporter:update_exporter_facts     rewrites exporter/exporter_facts.bzl
     //exporter:facts_test                           fails while the file is not current
+
+This tool is no part of the toolchain's sources (//exporter:exporter_srcs), so it alone in
+exporter/ may read the checks (imports_test).
 """
 
+import dataclasses
 import json
 import os
 import sys
@@ -12,30 +17,64 @@ import sys
 BZL = "exporter/exporter_facts.bzl"
 
 
+def _json_value(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def defaults(config_class):
+    """{field: default} of a config class, its inline options' fields included; the fields
+    every action's config has (label, identity, outputs, raw) are the rules' own business."""
+    from exporter.actions import registry
+
+    found = {}
+    common = {f.name for f in dataclasses.fields(registry.ActionConfig)}
+    for f in dataclasses.fields(config_class):
+        if f.name in common:
+            continue
+        if dataclasses.is_dataclass(f.type) and f.metadata:  # read inline: its fields sit beside ours
+            found.update(defaults(f.type))
+        elif f.default is not dataclasses.MISSING:
+            found[f.name] = _json_value(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            found[f.name] = _json_value(f.default_factory())
+    return found
+
+
 def facts():
-    """{Starlark name: value} of everything the rules repeat, read from the exporter's modules."""
-    from exporter.actions import configs, lower, quantize
+    """{Starlark name: value} of everything the rules take from the exporter."""
+    from exporter.actions import eager_quantize, lower, quantize, registry, tokenizer
+    from exporter.checks import contract
     from exporter.core import determinism, dtypes, kernels, shape_spec
 
     return {
         # command -> the Bazel mnemonic its rule gives the action, and whether the rule offers the
-        # persistent worker (actions/configs.py, @action).
+        # persistent worker (actions/registry.py, @action).
         "EXPORTER_ACTIONS": {
-            command: {"mnemonic": a.mnemonic, "worker": a.worker} for command, a in configs.ACTIONS.items()
+            command: {"mnemonic": a.mnemonic, "worker": a.worker} for command, a in registry.ACTIONS.items()
         },
+        # command -> {config field: its default} (actions/registry.py): the rules' defaults.
+        "CONFIG_DEFAULTS": {command: defaults(a.config) for command, a in registry.ACTIONS.items()},
+        # name -> the exporter module a test rule or tool runs (checks/contract.py).
+        "EXPORTER_MODULES": contract.MODULES,
         "SHAPE_SPEC_DTYPES": list(dtypes.SHAPE_SPEC),
         "HINTS": list(shape_spec.HINTS),
+        "MAX_SPEC_VALUES": shape_spec.MAX_VALUES,
         "BACKENDS": list(lower.BACKENDS),
-        "IRS": list(configs.IRS),
+        "IRS": list(registry.IRS),
+        "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
         "QUANTIZERS": list(quantize.QUANTIZERS),
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
+        "WEIGHTS": list(registry.WEIGHTS),
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),
+        "TOKENIZER_FORMATS": list(tokenizer.LOADERS),
+        "BUNDLED_REFERENCES": list(registry.BUNDLED_REFERENCES),
+        "NUMERICS_REFERENCES": list(contract.NUMERICS_REFERENCES),
         "REPRODUCIBLE_MATH_ENV": determinism.REPRODUCIBLE_MATH_ENV,
     }
 
 
 def _starlark(value, indent=""):
-    """value as buildifier formats it (JSON's literals, True/False)."""
+    """value as buildifier formats it (JSON's literals, True/False/None)."""
     inner = indent + "    "
     if isinstance(value, dict):
         if not value:
@@ -49,13 +88,15 @@ def _starlark(value, indent=""):
         return "[\n" + "\n".join(items) + f"\n{indent}]"
     if isinstance(value, bool):
         return "True" if value else "False"
+    if value is None:
+        return "None"
     return json.dumps(value)
 
 
 def render():
     """The text of exporter_facts.bzl."""
     lines = [
-        '"""What the exporter\'s Python defines that the rules must agree with (generated from',
+        '"""What the exporter\'s Python defines that the rules use (generated from',
         "exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit by hand;",
         '//exporter:facts_test checks that it is current)."""',
     ]

@@ -1,15 +1,23 @@
-"""exporter_facts.bzl is what the exporter's Python defines: the rules' copy of the registry of
-actions (command, mnemonic, worker), the shape_spec dtypes and hints, backends, IRs, quantizers,
-schemes, kernel libraries and the actions' math environment."""
+"""exporter_facts.bzl is what the exporter's Python defines: the registry of actions (command,
+mnemonic, worker), each action config's defaults, the modules the test rules run, and the values
+the rules accept (dtypes, hints, backends, IRs, quantizers, schemes, kernel libraries, ...)."""
 
 import ast
+import importlib
 
 from runfiles import Runfiles
 
 from exporter import facts
-from exporter.actions import configs
+from exporter.actions import registry
 
 PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/exporter_facts.bzl")
+
+
+def _values():
+    with open(PATH, encoding="utf-8") as f:
+        tree = ast.parse(f.read())  # the file is Starlark that Python can parse too
+    return {node.targets[0].id: ast.literal_eval(node.value)
+            for node in tree.body if isinstance(node, ast.Assign)}
 
 
 def test_the_committed_file_is_current():
@@ -19,11 +27,22 @@ def test_the_committed_file_is_current():
 
 
 def test_the_file_holds_every_action_with_its_mnemonic():
-    with open(PATH, encoding="utf-8") as f:
-        tree = ast.parse(f.read())  # the file is Starlark that Python can parse too
-    values = {node.targets[0].id: ast.literal_eval(node.value)
-              for node in tree.body if isinstance(node, ast.Assign)}
+    values = _values()
     assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": True}
     assert values["EXPORTER_ACTIONS"]["etrecord"]["mnemonic"] == "ExecuTorchETRecord"
-    assert set(values["EXPORTER_ACTIONS"]) == set(configs.ACTIONS)
+    assert set(values["EXPORTER_ACTIONS"]) == set(registry.ACTIONS)
     assert values["HINTS"] == ["AUTO", "DYNAMIC", "STATIC"]
+
+
+def test_the_defaults_are_the_configs_own():
+    values = _values()["CONFIG_DEFAULTS"]
+    assert values["export"]["ir"] == registry.ExportOptions().ir == "training"
+    assert values["export"]["group_size"] == 32 and values["lower"]["weights"] == "inline"
+    assert values["quantize"] == {"strict": False, "quantizer": "xnnpack", "scheme": "int8_static_per_channel",
+                                  "calibration": None}
+    assert "label" not in values["export"] and "raw" not in values["lower"]
+
+
+def test_every_module_the_rules_run_has_a_main():
+    for name, module in _values()["EXPORTER_MODULES"].items():
+        assert callable(importlib.import_module(module).main), name

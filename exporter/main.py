@@ -1,5 +1,5 @@
 """Entry script of the exporter: `python exporter/main.py [--warm=COMMAND] COMMAND @params`, where
-COMMAND is one of the actions that actions/configs.py registers (driver/cli.py parses the rest).
+COMMAND is one of the actions that actions/registry.py registers (driver/cli.py parses the rest).
 
 Bazel runs this file by its execroot-relative path, so the exporter works the same from this
 repository and from a repository that loads rules_torch_export as an external one.

@@ -33,12 +33,12 @@ load(
 )
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
-# behind torch_model and executorch_program, and the config targets (<test>.config) of
+# behind torch_model, executorch_program and llm_program, and the config targets (<test>.config) of
 # graph_snapshot_test, numerics_test and program_budget_test, with the attribute naming what
 # each tests. zoo_test fails if it finds no model and no program, so a renamed kind cannot
 # make it pass on nothing.
 _MODEL_KIND = "torch_model_rule"
-_PROGRAM_KIND = "executorch_program_rule"
+_PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule"]
 _SNAPSHOT_KIND = "_snapshot_config"
 _NUMERICS_KIND = "_numerics_config"
 _BUDGET_KIND = "_budget_config"
@@ -128,8 +128,8 @@ def _absolute(label):
         return label
     return "//{}:{}".format(native.package_name(), label.lstrip(":"))
 
-def _of(rules, kind):
-    return [r for r in rules if r["kind"] == kind]
+def _of(rules, *kinds):
+    return [r for r in rules if r["kind"] in kinds]
 
 def _distinct(labels):
     return sorted({_absolute(label): True for label in labels if label}.keys())
@@ -148,7 +148,7 @@ def zoo_package(no_numerics = {}, **kwargs):
     zoo_rule_test(
         name = "zoo_test",
         models = _distinct([r["name"] for r in _of(rules, _MODEL_KIND)]),
-        programs = _distinct([r["name"] for r in _of(rules, _PROGRAM_KIND)]),
+        programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)]),
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
         numerics = _distinct([r["program"] for r in _of(rules, _NUMERICS_KIND)]),
         budgets = _distinct([r["program"] for r in budgets]),

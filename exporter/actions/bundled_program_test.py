@@ -13,11 +13,11 @@ from executorch.devtools.bundled_program.core import BundledProgram
 from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
 from runfiles import Runfiles
 
-from exporter.actions import bundled_program, configs
+from exporter.actions import bundled_program, registry
 from exporter.checks import bundled_cases, numerics
 from exporter.driver import request
 from exporter.core.errors import UserError
-from exporter.checks.configs import BundledCasesConfig
+from exporter.checks.contract import BundledCasesConfig
 
 MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
 SPEC = {
@@ -60,7 +60,7 @@ def _check_config(tmp_path, backend="portable", **changes):
 
 @pytest.mark.parametrize("backend", ["portable", "xnnpack"])
 def test_bundle_verifies_in_the_runtime_and_lists_its_cases(tmp_path, backend):
-    bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path, backend)))
+    bundled_program.run(registry.BundledProgramConfig.from_json(_data(tmp_path, backend)))
     manifest = json.loads((tmp_path / "t.bpte.json").read_text())
     cases = manifest["methods"]["forward"]["cases"]
     assert [c["sizes"] for c in cases] == [{"batch": 1}, {"batch": 7}]
@@ -77,7 +77,7 @@ def test_bundle_verifies_in_the_runtime_and_lists_its_cases(tmp_path, backend):
 
 
 def test_bundled_cases_hold_the_eager_outputs(tmp_path):
-    bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path)))
+    bundled_program.run(registry.BundledProgramConfig.from_json(_data(tmp_path)))
     cases = bundled_cases.read_cases((tmp_path / "t.bpte").read_bytes())
     (x, y), (out, plus_one) = cases["forward"][1]
     from exporter.tests.tiny_model import tiny
@@ -99,7 +99,7 @@ def test_a_reference_that_cannot_run_in_float64_computes_in_float32(tmp_path, mo
         raise RuntimeError("expected scalar type Float but found Double")
 
     monkeypatch.setattr(bundled_program.float64_math, "call", refuse)
-    bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path)))
+    bundled_program.run(registry.BundledProgramConfig.from_json(_data(tmp_path)))
     cases = bundled_cases.read_cases((tmp_path / "t.bpte").read_bytes())
     (x, y), (out, _) = cases["forward"][1]
     from exporter.tests.tiny_model import tiny
@@ -112,7 +112,7 @@ def test_a_reference_that_cannot_run_in_float64_computes_in_float32(tmp_path, mo
 
 
 def test_a_wrong_expected_output_fails_with_the_worst_error(tmp_path):
-    config = configs.BundledProgramConfig.from_json(_data(tmp_path))
+    config = registry.BundledProgramConfig.from_json(_data(tmp_path))
     suites, records = bundled_program.build_suites(config)
     suites[0].test_cases[1].expected_outputs[0] += 1.0  # what a device computing wrongly would see
     bpte = serialize_from_bundled_program_to_flatbuffer(BundledProgram(None, suites, pte_file_path=config.pte))
@@ -127,7 +127,7 @@ def test_a_wrong_expected_output_fails_with_the_worst_error(tmp_path):
 
 
 def test_the_exported_reference_gives_the_same_cases(tmp_path):
-    bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path, reference="exported", model=None)))
+    bundled_program.run(registry.BundledProgramConfig.from_json(_data(tmp_path, reference="exported", model=None)))
     manifest = json.loads((tmp_path / "t.bpte.json").read_text())
     assert manifest["methods"]["forward"]["reference"] == "the exported program //exporter/tests:tiny_ep"
     ok, report = bundled_cases.run(_check_config(tmp_path))
@@ -157,13 +157,13 @@ def test_an_eager_model_that_disagrees_with_the_program_names_the_fix(tmp_path, 
     (tmp_path / "other_models.py").write_text(OTHER_MODELS)
     other = dict(TINY_MODEL, label="//zoo:other", entry=f"other_models:{entry}", import_roots=[str(tmp_path)])
     with pytest.raises(UserError, match=message):
-        bundled_program.run(configs.BundledProgramConfig.from_json(_data(tmp_path, model=other, cases=[{"batch": 7}]
+        bundled_program.run(registry.BundledProgramConfig.from_json(_data(tmp_path, model=other, cases=[{"batch": 7}]
                                                                          if entry == "OneOutput" else [{"batch": 1}])))
     assert not os.path.exists(tmp_path / "t.bpte")
 
 
 def test_unsupported_input_and_output_types_are_refused():
-    config = configs.BundledProgramConfig.from_json(_data(pathlib.Path(os.environ["TEST_TMPDIR"])))
+    config = registry.BundledProgramConfig.from_json(_data(pathlib.Path(os.environ["TEST_TMPDIR"])))
     with pytest.raises(UserError, match=r"method 'forward' of //exporter/tests:tiny_portable_pte takes a none as "
                                         r"input 1; ExecuTorch's BundledProgram holds only tensor, int, float and bool"):
         bundled_program._check_types(config, "forward", {"inputs": [{"type": "tensor"}, {"type": "none"}], "outputs": []})
@@ -186,7 +186,7 @@ def test_a_one_shot_run_at_another_hash_seed_gives_the_in_process_bytes(tmp_path
         folder.mkdir()
         data = _data(folder, backend="xnnpack")
         if where == "in-process":
-            bundled_program.run(configs.BundledProgramConfig.from_json(data))
+            bundled_program.run(registry.BundledProgramConfig.from_json(data))
         else:  # a fresh process, as Bazel runs the action, with another hash seed than pytest's
             done = _run_one_shot(folder, data, "7" if os.environ.get("PYTHONHASHSEED") == "123" else "123")
             assert done.returncode == 0, done.stderr

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from exporter.actions import configs, export, lower
+from exporter.actions import export, lower, registry
 from exporter.core import errors
 from exporter.core.errors import UserError
 
@@ -100,11 +100,11 @@ def build(folder, model, inputs, dims, options, backends):
     spec = {"dims": dims, "inputs": [{"name": k, "value": v} for k, v in inputs.items()]}
     pt2 = os.path.join(folder, "ep.pt2")
     try:
-        export.run(configs.ExportConfig.from_json(dict(options, **{
+        export.run(registry.ExportConfig.from_json(dict(options, **{
             "label": "//t:ep", "identity": identity, "spec_label": "//t:spec", "spec": spec,
             "model": {"label": "//t:model", "entry": model, "import_roots": ["."]},
             "outputs": {"pt2": pt2, "manifest": pt2 + ".json"}})))
-        lower.lowered(configs.LowerConfig.from_json({
+        lower.lowered(registry.LowerConfig.from_json({
             "label": "//t:pte", "identity": identity, "backends": list(backends), "exported_label": "//t:ep",
             "pt2": pt2, "spec_label": "//t:spec", "spec": spec, "export": options,
             "outputs": {"pte": os.path.join(folder, "p.pte"), "manifest": os.path.join(folder, "p.pte.json")}}))

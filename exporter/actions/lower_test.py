@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from exporter.actions import configs, lower
+from exporter.actions import lower, registry
 from exporter.core.errors import UserError
 from exporter.formats import pt2
 
@@ -35,7 +35,7 @@ def _method(tmp_path, name):
 
 def test_a_failed_program_of_several_methods_names_every_export(tmp_path):
     (tmp_path / "identity.txt").write_text("python 3\n")
-    config = configs.LowerConfig.from_json({
+    config = registry.LowerConfig.from_json({
         "label": "//t:program", "identity": str(tmp_path / "identity.txt"), "backends": [],
         "methods": {"forward": _method(tmp_path, "a"), "other": _method(tmp_path, "b")},
         "outputs": {"pte": str(tmp_path / "p.pte"), "manifest": str(tmp_path / "p.pte.json")},

@@ -7,7 +7,7 @@ import numpy
 import pytest
 import torch
 
-from exporter.actions import calibrate, configs, quantize
+from exporter.actions import calibrate, quantize, registry
 from exporter.checks import numerics
 from exporter.core.errors import UserError
 from exporter.tests import export_harness
@@ -57,7 +57,7 @@ def _config(tmp_path, **fields):
     data = {"label": "//t:calib", "identity": str(identity), "spec_label": "//t:spec", "spec": SPEC,
             "outputs": {"batches": str(tmp_path / "c.calib.pt"), "manifest": str(tmp_path / "c.calib.json")}}
     data.update(fields)
-    return configs.CalibrationConfig.from_json(data)
+    return registry.CalibrationConfig.from_json(data)
 
 
 def test_pt_and_npz_files_make_the_same_canonical_bytes(tmp_path):
@@ -132,7 +132,7 @@ def test_every_scheme_quantizes_and_keeps_the_dynamic_batch(tmp_path, scheme):
         batches = [{"x": torch.randn(4, 3, 8, 8, generator=generator)} for _ in range(2)]
         (tmp_path / "c.calib.pt").write_bytes(calibrate.serialize(batches))
         calibration = {"label": "//t:calib", "batches": str(tmp_path / "c.calib.pt")}
-    quantize.run(configs.QuantizeConfig.from_json({
+    quantize.run(registry.QuantizeConfig.from_json({
         "label": "//t:q", "identity": config["identity"], "exported_label": "//test:ep",
         "pt2": config["outputs"]["pt2"], "spec_label": "//test:spec", "spec": config["spec"],
         "scheme": scheme, "calibration": calibration,
@@ -176,7 +176,7 @@ def test_a_model_that_cannot_run_in_float64_is_calibrated_in_float32_and_says_so
     export_harness.run_export(config)
     batches = [{"x": torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1))}]
     (tmp_path / "c.calib.pt").write_bytes(calibrate.serialize(batches))
-    quantize.run(configs.QuantizeConfig.from_json({
+    quantize.run(registry.QuantizeConfig.from_json({
         "label": "//t:q", "identity": config["identity"], "exported_label": "//test:ep",
         "pt2": config["outputs"]["pt2"], "spec_label": "//test:spec", "spec": config["spec"],
         "calibration": {"label": "//t:calib", "batches": str(tmp_path / "c.calib.pt")},

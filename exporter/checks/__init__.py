@@ -1,6 +1,6 @@
 """The test runners behind the test rules (numerics_test, graph_snapshot_test,
 program_budget_test, bundled_program_test): each one a module with run(config) -> (ok, report)
-on a typed config (checks.configs) read from the JSON its rule writes, and main(argv).
+on a typed config (checks.contract) read from the JSON its rule writes, and main(argv).
 
 numerics and steps (stateful calls) run a .pte against its reference; divergence says where
 it departs; snapshot renders graphs and golden compares or rewrites goldens; budget checks

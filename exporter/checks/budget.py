@@ -1,19 +1,22 @@
 """The runner behind program_budget_test: a program's sizes against its limits and its golden
-(run, on a configs.BudgetConfig).
+(run, on a contract.BudgetConfig).
 
 The figures (the .pte's and .ptd's sizes, each method's planned memory) come from the
 program's manifest, which the lowering wrote. The breakdown of what fills the .pte (named
 data, constants, delegate payloads, the plan) and the largest planned tensors are read from the
 .pte itself with pte_inspect's reader (0.15 s for ResNet-18's 47 MB). golden.py writes the
 golden (`bazel run <test>.update`) through golden_text().
+
+run(config) is check(config), a Result of every figure, then render(config, result), its report.
 """
 
+import dataclasses
 import json
 import math
 import os
 import sys
 
-from exporter.checks import configs
+from exporter.checks import contract
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -120,20 +123,63 @@ def planned_tensors(buf, method):
     return sorted(found, key=lambda item: (-item[0], item[1]))[:TOP_PLANNED]
 
 
-def _row(name, now, limit, before, allowed):
-    """(line, [(kind, sentence)]) for one figure; kind is "limit" or "growth"."""
-    failures, cells = [], [f"{name:<18}", f"{human(now):<32}"]
-    if limit is not None:
-        cells.append(f"limit {limit:,} ({short(limit)})")
-        if now > limit:
-            failures.append(("limit", f"{name} is {human(now)}, over its limit of {human(limit)} by {now - limit:,} bytes"))
-    if before is not None:
-        growth = growth_percent(now, before)
-        cells.append(f"golden {before:,} ({growth:+.2f}%, allowed +{allowed:g}%)")
-        if growth > allowed:
-            failures.append(("growth", f"{name} grew {growth:+.2f}% since the golden ({before:,} -> {now:,} bytes), "
-                                       f"more than max_growth_percent = {allowed:g}"))
-    return "  " + "  ".join(cells) + ("  ok" if not failures else "  FAIL"), failures
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """One figure of a program against its limit and its golden's."""
+
+    name: str  # ".pte", ".ptd" or "planned <method>"
+    now: int
+    limit: int | None
+    before: int | None  # the golden's figure, or None without a golden
+    allowed: float | None  # max_growth_percent
+
+    def failures(self):
+        """[(kind, sentence)]; kind is "limit" or "growth"."""
+        failures = []
+        if self.limit is not None and self.now > self.limit:
+            failures.append(("limit", f"{self.name} is {human(self.now)}, over its limit of {human(self.limit)} "
+                                      f"by {self.now - self.limit:,} bytes"))
+        if self.before is not None and growth_percent(self.now, self.before) > self.allowed:
+            failures.append(("growth", f"{self.name} grew {growth_percent(self.now, self.before):+.2f}% since the "
+                                       f"golden ({self.before:,} -> {self.now:,} bytes), more than "
+                                       f"max_growth_percent = {self.allowed:g}"))
+        return failures
+
+    def row(self):
+        """Its line of the report."""
+        cells = [f"{self.name:<18}", f"{human(self.now):<32}"]
+        if self.limit is not None:
+            cells.append(f"limit {self.limit:,} ({short(self.limit)})")
+        if self.before is not None:
+            cells.append(f"golden {self.before:,} ({growth_percent(self.now, self.before):+.2f}%, "
+                         f"allowed +{self.allowed:g}%)")
+        return "  " + "  ".join(cells) + ("  ok" if not self.failures() else "  FAIL")
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What a program_budget_test found, before it is rendered."""
+
+    figures: tuple = ()  # Figure
+    pte_bytes: int = 0
+    contributors: tuple = ()  # (bytes, what) that fill the .pte, the largest
+    ptd_tensors: tuple = ()  # the .ptd's tensors (pte_inspect's records), the largest
+    ptd_count: int | None = None  # None without a .ptd
+    planned: dict = dataclasses.field(default_factory=dict)  # {method: [(bytes, what)]}
+    missing: tuple = ()  # figures the golden lacks
+    shrunk: tuple = ()  # figures that shrank past the allowance
+    recorded_toolchain: dict = dataclasses.field(default_factory=dict)  # the golden's
+    toolchain: dict = dataclasses.field(default_factory=dict)  # this build's
+    no_golden: bool = False  # the golden file does not exist
+
+    def failures(self):
+        """[(kind, sentence)], the figures' first, then the golden's missing figures."""
+        found = [failure for figure in self.figures for failure in figure.failures()]
+        return found + [("growth", f"the golden has no figure for {name}") for name in self.missing]
+
+    @property
+    def ok(self):
+        return not self.no_golden and not self.failures()
 
 
 def _golden_figures(config):
@@ -142,62 +188,91 @@ def _golden_figures(config):
     return recorded.get("figures", {}), recorded.get("toolchain", {})
 
 
-def run(config):
-    """(ok, report text) of one program_budget_test (a configs.BudgetConfig)."""
+def _ptd_tensors(config):
+    """(the .ptd's largest tensors, their number), or ((), None) without a .ptd."""
+    if not config.ptd:
+        return (), None
+    tensors = pte_inspect.summarize_ptd(config.ptd)["tensors"]
+    return tuple(sorted(tensors, key=lambda t: (-t["bytes"], t["key"]))[:TOP_CONTRIBUTORS]), len(tensors)
+
+
+def check(config):
+    """The Result of a contract.BudgetConfig: its figures against limits and golden, and what
+    fills the program."""
+    if config.golden and not os.path.exists(config.golden):
+        return Result(no_golden=True)
     manifest = _read_json(config.manifest)
-    now, limit = figures(config, manifest), limits(config)
-    allowed = config.max_growth_percent
-    update = f"bazel run {config.update_target}"
-    golden, recorded_toolchain, problems = {}, {}, []
-    if config.golden:
-        if not os.path.exists(config.golden):
-            return False, (f"FAIL {config.label}: the golden {config.golden} does not exist. "
-                           f"Record the current figures with:\n  {update}\n")
-        golden, recorded_toolchain = _golden_figures(config)
-        problems += [("growth", f"the golden has no figure for {name}") for name in now if name not in golden]
-    lines = [f"{config.label}: the budget of {config.program}"]
-    failures = []
-    for name, size in now.items():
-        line, failed = _row(name, size, limit.get(name), golden.get(name), allowed)
-        lines.append(line)
-        failures += failed
+    now, limit, allowed = figures(config, manifest), limits(config), config.max_growth_percent
+    golden, recorded_toolchain = _golden_figures(config) if config.golden else ({}, {})
     with open(config.pte, "rb") as f:
         pte = f.read()
-    lines.append("What fills the .pte, biggest first:")
-    for size, what in contributors(pte)[:TOP_CONTRIBUTORS]:
-        lines.append(f"  {human(size):<32}  {100.0 * size / manifest['pte']['size']:5.1f}%  {what}")
-    if config.ptd:
-        tensors = pte_inspect.summarize_ptd(config.ptd)["tensors"]
-        lines.append(f"Largest tensors of the .ptd ({len(tensors)} in all):")
-        for t in sorted(tensors, key=lambda t: (-t["bytes"], t["key"]))[:TOP_CONTRIBUTORS]:
-            lines.append(f"  {human(t['bytes']):<32}  {t['key']}")
-    for method in config.methods:
-        if now[f"planned {method}"]:
-            lines.append(f"Largest planned tensors of {method} (upper bounds):")
-            lines += [f"  {human(size):<32}  {what}" for size, what in planned_tensors(pte, method)]
-    failures += problems
-    shrunk = [name for name, size in now.items() if name in golden and allowed is not None
-              and growth_percent(size, golden[name]) < -allowed]
-    if shrunk:
-        lines.append(f"Note: {', '.join(shrunk)} shrank past the allowance; lower the golden with: {update}")
-    if not failures:
-        return True, "\n".join(lines) + "\n"
-    lines.append(f"FAIL {config.label}:")
-    lines += [f"  {sentence}" for _, sentence in failures]
-    current = {k: manifest.get("toolchain", {}).get(k) for k in ("executorch", "torch")}
-    if recorded_toolchain and recorded_toolchain != current:
-        lines.append(f"The golden was recorded with {recorded_toolchain}; this toolchain is {current}, "
-                     f"whose lowering may explain the change.")
+    ptd_tensors, ptd_count = _ptd_tensors(config)
+    return Result(
+        figures=tuple(Figure(name, size, limit.get(name), golden.get(name), allowed) for name, size in now.items()),
+        pte_bytes=manifest["pte"]["size"],
+        contributors=tuple(contributors(pte)[:TOP_CONTRIBUTORS]),
+        ptd_tensors=ptd_tensors,
+        ptd_count=ptd_count,
+        planned={m: planned_tensors(pte, m) for m in config.methods if now[f"planned {m}"]},
+        missing=tuple(name for name in now if config.golden and name not in golden),
+        shrunk=tuple(name for name, size in now.items() if name in golden and allowed is not None
+                     and growth_percent(size, golden[name]) < -allowed),
+        recorded_toolchain=recorded_toolchain,
+        toolchain={k: manifest.get("toolchain", {}).get(k) for k in ("executorch", "torch")},
+    )
+
+
+def _breakdown(result):
+    """The lines on what fills the .pte and the .ptd, and the largest planned tensors."""
+    lines = ["What fills the .pte, biggest first:"]
+    lines += [f"  {human(size):<32}  {100.0 * size / result.pte_bytes:5.1f}%  {what}" for size, what in result.contributors]
+    if result.ptd_count is not None:
+        lines.append(f"Largest tensors of the .ptd ({result.ptd_count} in all):")
+        lines += [f"  {human(t['bytes']):<32}  {t['key']}" for t in result.ptd_tensors]
+    for method, tensors in result.planned.items():
+        lines.append(f"Largest planned tensors of {method} (upper bounds):")
+        lines += [f"  {human(size):<32}  {what}" for size, what in tensors]
+    return lines
+
+
+def _advice(config, result, update):
+    """The closing lines of a failed budget: what failed, and how to fix it."""
+    failures = result.failures()
+    lines = [f"FAIL {config.label}:"] + [f"  {sentence}" for _, sentence in failures]
+    if result.recorded_toolchain and result.recorded_toolchain != result.toolchain:
+        lines.append(f"The golden was recorded with {result.recorded_toolchain}; this toolchain is "
+                     f"{result.toolchain}, whose lowering may explain the change.")
     kinds = {kind for kind, _ in failures}
     if "limit" in kinds:
         lines.append(f"To fix: shrink the program, or raise the limit on {config.label} in its BUILD file.")
     if "growth" in kinds:
         lines.append(f"If the growth is intended, record the new figures (and review the golden's diff) with:\n  {update}")
-    return False, "\n".join(lines) + "\n"
+    return lines
+
+
+def render(config, result):
+    """The report text of a Result."""
+    update = f"bazel run {config.update_target}"
+    if result.no_golden:
+        return (f"FAIL {config.label}: the golden {config.golden} does not exist. "
+                f"Record the current figures with:\n  {update}\n")
+    lines = [f"{config.label}: the budget of {config.program}"] + [figure.row() for figure in result.figures]
+    lines += _breakdown(result)
+    if result.shrunk:
+        lines.append(f"Note: {', '.join(result.shrunk)} shrank past the allowance; lower the golden with: {update}")
+    if not result.ok:
+        lines += _advice(config, result, update)
+    return "\n".join(lines) + "\n"
+
+
+def run(config):
+    """(ok, report text) of one program_budget_test (a contract.BudgetConfig)."""
+    result = check(config)
+    return result.ok, render(config, result)
 
 
 def main(argv):
-    return configs.main(argv, configs.BudgetConfig, run)
+    return contract.main(argv, contract.BudgetConfig, run)
 
 
 if __name__ == "__main__":

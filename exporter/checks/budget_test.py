@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from exporter.checks import budget, configs, golden
+from exporter.checks import budget, contract, golden
 from exporter.formats import pte_inspect
 
 PORTABLE = "exporter/tests/tiny_portable_pte"
@@ -32,7 +32,7 @@ def _config(tmp_path, program=PORTABLE, limits=None, growth=None, golden_name=No
 
 def _run(data):
     """budget.run on the config the rule would write as data."""
-    return budget.run(configs.BudgetConfig.from_json(data))
+    return budget.run(contract.BudgetConfig.from_json(data))
 
 
 def _manifest(program=PORTABLE):
@@ -42,7 +42,7 @@ def _manifest(program=PORTABLE):
 
 def _write_golden(config, **changed):
     """Writes the golden as `.update` would, with some figures replaced."""
-    data = json.loads(budget.golden_text(configs.BudgetConfig.from_json(config)))
+    data = json.loads(budget.golden_text(contract.BudgetConfig.from_json(config)))
     data["figures"].update(changed)
     with open(config["golden"], "w", encoding="utf-8") as f:
         json.dump(data, f)
@@ -51,11 +51,11 @@ def _write_golden(config, **changed):
 def test_figures_come_from_the_manifest():
     manifest = _manifest()
     config = _config(None)
-    assert budget.figures(configs.BudgetConfig.from_json(config), manifest) == {
+    assert budget.figures(contract.BudgetConfig.from_json(config), manifest) == {
         ".pte": os.path.getsize(PORTABLE + ".pte"),
         "planned forward": manifest["methods"]["forward"]["planned_memory"]["bytes"],
     }
-    assert budget.figures(configs.BudgetConfig.from_json(config), manifest)["planned forward"] > 0
+    assert budget.figures(contract.BudgetConfig.from_json(config), manifest)["planned forward"] > 0
 
 
 def test_within_limits_passes_and_prints_every_figure(tmp_path):

@@ -1,5 +1,5 @@
 """The runner behind bundled_program_test: a .bpte's test cases in the ExecuTorch runtime (run, on
-a configs.BundledCasesConfig).
+a contract.BundledCasesConfig).
 
 It does what a device farm does with a .bpte: ExecuTorch's bundled-program API loads each
 case's inputs into the method, runs it, and compares the outputs with the bundled expected
@@ -8,15 +8,18 @@ rtol * |expected|, as torch.allclose). The cases are read from the .bpte itself 
 pte_schema's reader, so the test sees what the device sees; the manifest only names them. Each
 case's worst errors are printed, from the outputs the runtime returned (or, for a case the
 runtime refused, from running its inputs again through the module API).
+
+run(config) is check(config), a Result of every case, then render(config, result), its report.
 """
 
+import dataclasses
 import json
 import os
 import sys
 
 import torch
 
-from exporter.checks import configs, numerics
+from exporter.checks import contract, numerics
 from exporter.core import dtypes
 from exporter.formats import program_summary, pte_schema
 
@@ -72,65 +75,122 @@ def _verify_with_weights(module, method, inputs, expected, rtol, atol):
     return ok, actual
 
 
-def run(config):
-    """(ok, report text) of a configs.BundledCasesConfig."""
-    from executorch.extension.pybindings.portable_lib import (
-        _load_bundled_program_from_buffer,
-        _load_for_executorch_from_bundled_program,
-    )
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One bundled case, run: its name, inputs, verdict and each output against the bundled one."""
 
+    name: str  # "forward case 0 (batch=2)"
+    inputs: str  # the inputs, described
+    ok: bool
+    verdict: str  # "ok", or why the case failed
+    outputs: tuple = ()  # each output against the expected one, as numerics.compare says
+    rerun_error: str = ""  # a refused case that failed again when run through the module API
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What a bundled_program_test found, before it is rendered."""
+
+    program: str  # the program's label, from the bundle's manifest
+    rtol: float
+    atol: float
+    weights: str  # the .ptd the cases ran with, or ""
+    cases: tuple  # Case
+
+    @property
+    def ok(self):
+        return bool(self.cases) and all(case.ok for case in self.cases)
+
+
+def _case_name(method, index, described):
+    sizes = described[index]["sizes"] if index < len(described) else {}
+    return f"{method} case {index} ({', '.join(f'{k}={v}' for k, v in sizes.items()) or 'static shapes'})"
+
+
+class _Runner:
+    """Runs cases the way the device does: the bundle's own check, or for a program whose weights
+    are in a .ptd, the module loaded with them."""
+
+    def __init__(self, buf, ptd, rtol, atol):
+        from executorch.extension.pybindings.portable_lib import _load_bundled_program_from_buffer
+
+        self.bundle = _load_bundled_program_from_buffer(buf)
+        self.ptd, self.rtol, self.atol, self._module = ptd, rtol, atol, None
+        if ptd:  # by path: with data_map_buffer, the module keeps a pointer into bytes it does not own
+            self.module()
+
+    def module(self):
+        from executorch.extension.pybindings.portable_lib import _load_for_executorch_from_bundled_program
+
+        if self._module is None:
+            self._module = _load_for_executorch_from_bundled_program(self.bundle, **({"data_path": self.ptd} if self.ptd else {}))
+        return self._module
+
+    def run(self, method, index, name, inputs, expected):
+        """The Case of one bundled case."""
+        rerun_error = ""
+        if self.ptd:
+            ok, actual = _verify_with_weights(self.module(), method, inputs, expected, self.rtol, self.atol)
+            verdict = "ok" if ok else "FAIL, an output is outside the tolerances"
+        else:
+            try:
+                ok, verdict = True, "ok"
+                actual = self.bundle.verify_result_with_bundled_expected_output(method, index, self.rtol, self.atol)
+            except RuntimeError as e:
+                ok, verdict = False, f"FAIL, the runtime's check failed: {str(e).splitlines()[0]}"
+                try:
+                    actual = self.module().run_method(method, [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
+                except RuntimeError as run_error:
+                    actual, rerun_error = [], str(run_error).splitlines()[0]
+        outputs = tuple(numerics.compare(a, e, self.rtol, self.atol)[1] for a, e in zip(actual, expected))
+        return Case(name, _describe(inputs), ok, verdict, outputs, rerun_error)
+
+
+def check(config):
+    """The Result of a contract.BundledCasesConfig: every bundled case, run."""
     with open(config.manifest, encoding="utf-8") as f:
         manifest = json.load(f)
     with open(config.bpte, "rb") as f:
         buf = f.read()
     rtol, atol = numerics.tolerances(config)
-    cases = read_cases(buf)
-    bundle = _load_bundled_program_from_buffer(buf)
-    module = None
-    weights = ""
-    if config.ptd:
-        # By path: with data_map_buffer, the module keeps a pointer into bytes it does not own.
-        module = _load_for_executorch_from_bundled_program(bundle, data_path=config.ptd)
-        weights = f", weights from {os.path.basename(config.ptd)}"
-    lines = [f"{config.label}: {config.bundle} ({manifest['program']['label']}) in the ExecuTorch "
-             f"runtime, {sum(map(len, cases.values()))} bundled cases (rtol {rtol:g}, atol {atol:g}{weights})"]
-    ok = bool(cases)
-    if not cases:
-        lines.append("  FAIL: the .bpte holds no test case; give the bundled_program inputs")
-    for method, method_cases in sorted(cases.items()):
+    runner = _Runner(buf, config.ptd, rtol, atol)
+    cases = []
+    for method, method_cases in sorted(read_cases(buf).items()):
         described = manifest["methods"].get(method, {}).get("cases", [])
         for index, (inputs, expected) in enumerate(method_cases):
-            sizes = described[index]["sizes"] if index < len(described) else {}
-            name = f"{method} case {index} ({', '.join(f'{k}={v}' for k, v in sizes.items()) or 'static shapes'})"
-            lines.append(f"  {name}: inputs {_describe(inputs)}")
-            if config.ptd:
-                case_ok, actual = _verify_with_weights(module, method, inputs, expected, rtol, atol)
-                ok = ok and case_ok
-                verdict = "ok" if case_ok else "FAIL, an output is outside the tolerances"
-            else:
-                try:
-                    actual = bundle.verify_result_with_bundled_expected_output(method, index, rtol, atol)
-                    verdict = "ok"
-                except RuntimeError as e:
-                    ok, verdict = False, f"FAIL, the runtime's check failed: {str(e).splitlines()[0]}"
-                    if module is None:
-                        module = _load_for_executorch_from_bundled_program(bundle)
-                    try:
-                        actual = module.run_method(method, [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs])
-                    except RuntimeError as run_error:
-                        lines.append(f"  {name}: {verdict}; running it again failed: {str(run_error).splitlines()[0]}")
-                        continue
-            for i, (a, e) in enumerate(zip(actual, expected)):
-                lines.append(f"  {name}: output {i} {numerics.compare(a, e, rtol, atol)[1]}")
-            lines.append(f"  {name}: {verdict}")
-    if not ok:
+            cases.append(runner.run(method, index, _case_name(method, index, described), inputs, expected))
+    weights = os.path.basename(config.ptd) if config.ptd else ""
+    return Result(manifest["program"]["label"], rtol, atol, weights, tuple(cases))
+
+
+def render(config, result):
+    """The report text of a Result."""
+    weights = f", weights from {result.weights}" if result.weights else ""
+    lines = [f"{config.label}: {config.bundle} ({result.program}) in the ExecuTorch runtime, "
+             f"{len(result.cases)} bundled cases (rtol {result.rtol:g}, atol {result.atol:g}{weights})"]
+    if not result.cases:
+        lines.append("  FAIL: the .bpte holds no test case; give the bundled_program inputs")
+    for case in result.cases:
+        lines.append(f"  {case.name}: inputs {case.inputs}")
+        if case.rerun_error:
+            lines.append(f"  {case.name}: {case.verdict}; running it again failed: {case.rerun_error}")
+            continue
+        lines += [f"  {case.name}: output {i} {text}" for i, text in enumerate(case.outputs)]
+        lines.append(f"  {case.name}: {case.verdict}")
+    if not result.ok:
         lines.append(f"The device would fail these cases too. If the difference is expected, set rtol/atol on "
                      f"{config.label}; otherwise the .pte does not compute what its reference computed.")
-    return ok, "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def run(config):
+    """(ok, report text) of a contract.BundledCasesConfig."""
+    result = check(config)
+    return result.ok, render(config, result)
 
 
 def main(argv):
-    return configs.main(argv, configs.BundledCasesConfig, run)
+    return contract.main(argv, contract.BundledCasesConfig, run)
 
 
 if __name__ == "__main__":

@@ -2,14 +2,14 @@
 in a .ptd: ExecuTorch's runtime loads the bundle with the .ptd, and the cases are judged on
 what it computes, so other weights fail them."""
 
-from exporter.checks import bundled_cases, configs
+from exporter.checks import bundled_cases, contract
 
 BUNDLE = "exporter/tests/conv_net_external_bundle"
 PTD = "exporter/tests/conv_net_external_pte.ptd"
 
 
 def _config(ptd):
-    return configs.BundledCasesConfig.from_json({
+    return contract.BundledCasesConfig.from_json({
         "label": "//pkg:bundle_test", "bundle": "//pkg:bundle", "bpte": BUNDLE + ".bpte",
         "manifest": BUNDLE + ".bpte.json", "backends": ["xnnpack"], "ptd": ptd,
     })

@@ -24,7 +24,7 @@ import math
 
 import torch
 
-from exporter.checks import configs
+from exporter.checks import contract
 
 
 def _tapped_program(ep, backends):
@@ -179,7 +179,7 @@ def _sqnr_floor(config):
     """The SQNR below which an operator departs, for tests judged by SQNR (quantized programs)."""
     if config.min_sqnr_db is not None:
         return float(config.min_sqnr_db)
-    return configs.DEFAULT_QUANTIZED_SQNR_DB if config.quantized else None
+    return contract.DEFAULT_QUANTIZED_SQNR_DB if config.quantized else None
 
 
 def _first_line(error):

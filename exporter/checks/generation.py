@@ -19,7 +19,7 @@ import time
 import torch
 
 from exporter.actions import tokenizer
-from exporter.checks import configs, etvals
+from exporter.checks import contract, etvals
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -71,7 +71,7 @@ def native_tokens(config, prompt, count):
 
 
 def run(config):
-    """(ok, report text) of a configs.GenerationTestConfig."""
+    """(ok, report text) of a contract.GenerationTestConfig."""
     from exporter.core.model_loader import load_model
 
     with open(config.tokenizer["manifest"], encoding="utf-8") as f:
@@ -113,7 +113,7 @@ def run(config):
 
 
 def main(argv):
-    return configs.main(argv, configs.GenerationTestConfig, run)
+    return contract.main(argv, contract.GenerationTestConfig, run)
 
 
 if __name__ == "__main__":

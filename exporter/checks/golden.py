@@ -14,14 +14,14 @@ import json
 import os
 import sys
 
-from exporter.checks import configs
+from exporter.checks import contract
 
 MAX_DIFF_LINES = 400
 
 
 def _load_config(path):
     with open(path, encoding="utf-8") as f:
-        return configs.golden_config(json.load(f))
+        return contract.golden_config(json.load(f))
 
 
 def render(config):
@@ -99,7 +99,7 @@ def _save_visual_diff(config, expected, actual):
 
 
 def run(config):
-    """(ok, message) of one snapshot test (a configs.SnapshotConfig)."""
+    """(ok, message) of one snapshot test (a contract.SnapshotConfig)."""
     actual = render(config)
     command = f"bazel run {config.update_target}"
     golden = config.golden

@@ -1,5 +1,5 @@
 """The runner behind numerics_test: the .pte in the ExecuTorch runtime against the eager model
-(run, on a configs.NumericsConfig; steps.py runs the tests with steps).
+(run, on a contract.NumericsConfig; steps.py runs the tests with steps).
 
 Inputs are seeded and cover every dynamic dim at its min, its tracing example and its max
 (all dims together), plus the shapes the test lists. For each output it reports the worst
@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from exporter.checks import configs
+from exporter.checks import contract
 from exporter.core import shape_spec
 from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
 from exporter.formats import pt2
@@ -115,7 +115,7 @@ class Floors:
         self.top1 = config.min_top1_agreement
         no_setting = self.sqnr is None and self.top1 is None and not config.tolerances.set
         if config.quantized and no_setting:
-            self.sqnr = configs.DEFAULT_QUANTIZED_SQNR_DB
+            self.sqnr = contract.DEFAULT_QUANTIZED_SQNR_DB
         self.agree, self.rows = 0, 0
 
     @property
@@ -300,7 +300,7 @@ def run(config):
 
 def main(argv):
     """numerics_test's main (steps.main for a test with steps)."""
-    return configs.main(argv, configs.NumericsConfig, run)
+    return contract.main(argv, contract.NumericsConfig, run)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from exporter.checks import configs, numerics
+from exporter.checks import contract, numerics
 from exporter.tests.tiny_model import tiny
 
 SPEC = {
@@ -35,7 +35,7 @@ def _config(backend="portable", **changes):
 
 def _run(data):
     """numerics.run on the config the rule would write as data."""
-    return numerics.run(configs.NumericsConfig.from_json(data))
+    return numerics.run(contract.NumericsConfig.from_json(data))
 
 
 @pytest.mark.parametrize("backend", ["portable", "xnnpack"])

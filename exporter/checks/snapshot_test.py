@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-from exporter.checks import configs, golden, snapshot
+from exporter.checks import contract, golden, snapshot
 from exporter.tests.tiny_model import tiny
 
 PT2 = "exporter/tests/tiny_ep.pt2"
@@ -86,7 +86,7 @@ def _config(tmp_path, golden_path):
 
 def _check(data):
     """golden.run on the config the rule would write as data."""
-    return golden.run(configs.SnapshotConfig.from_json(data))
+    return golden.run(contract.SnapshotConfig.from_json(data))
 
 
 def test_missing_golden_fails_with_the_update_command(tmp_path):

@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from exporter.checks import configs, numerics
+from exporter.checks import contract, numerics
 from exporter.core import shape_spec
 from exporter.core.case_inputs import make_inputs, runtime_inputs
 from exporter.formats import pt2
@@ -67,7 +67,7 @@ def run(config):
 
 def main(argv):
     """numerics_test's main for a test with steps."""
-    return configs.main(argv, configs.NumericsConfig, run)
+    return contract.main(argv, contract.NumericsConfig, run)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ import os
 import pytest
 import torch
 
-from exporter.actions import configs, lower, quantize
+from exporter.actions import lower, quantize, registry
 from exporter.checks import steps
-from exporter.checks.configs import NumericsConfig
+from exporter.checks.contract import NumericsConfig
 from exporter.core import buffers
 from exporter.formats import pt2
 from exporter.core.errors import Context, UserError
@@ -72,7 +72,7 @@ def test_a_program_without_state_gets_no_record_and_no_new_bytes():
 
 
 def _context():
-    return Context("//t:p", exported=("//t:ep",), export=configs.ExportOptions())
+    return Context("//t:p", exported=("//t:ep",), export=registry.ExportOptions())
 
 
 @pytest.mark.parametrize("model, needles", [
@@ -129,7 +129,7 @@ def test_quantizing_a_stateful_model_keeps_its_initial_state(tmp_path):
     path = str(tmp_path / "c.pt2")
     pt2.save(_exported(model), path)
     spec = {"dims": {}, "inputs": [{"name": "x", "value": {"tensor": {"shape": [1, 4], "dtype": "float32"}}}]}
-    config = configs.QuantizeConfig.from_json({
+    config = registry.QuantizeConfig.from_json({
         "label": "//t:q", "identity": "", "exported_label": "//t:c_ep", "pt2": path, "spec_label": "//t:s",
         "spec": spec, "scheme": "int8_dynamic_per_channel"})
     converted, precision = quantize.quantize(pt2.load(path), config, [])

@@ -10,8 +10,8 @@ import random
 # kernels: the vector width (AVX-512 or AVX2), oneDNN's blocking (tuned to the cache sizes), and
 # the thread count (the order of partial sums). So actions run with one thread, without oneDNN
 # and NNPACK, with ATen's AVX2 kernels and MKL's AVX2 code path in its reproducible mode (the
-# two variables below, which run_exporter sets: they act when the libraries load; the rules'
-# copy is checked equal by //tests/starlark:parity_test). Measured:
+# two variables below, which run_exporter sets from exporter_facts.bzl: they act when the
+# libraries load). Measured:
 # ResNet-18's calibration took 14 s so against 23 s with two threads and oneDNN.
 REPRODUCIBLE_MATH_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT"}
 

@@ -18,18 +18,18 @@ class Context:
     model       the torch_model's label (an export's errors)
     exported    the torch_export labels a program is lowered from, one per method in error
     spec_label, spec   the shape_spec's label and JSON (core/shape_spec.py)
-    export      the torch_export's options (actions.configs.ExportOptions): the fixes a message
+    export      the torch_export's options (actions.registry.ExportOptions): the fixes a message
                 may offer are those it does not have already
     backends    the executorch_program's backends
     """
 
     label: str
-    model: str = None
-    exported: tuple = ()
-    spec_label: str = None
-    spec: dict = None
+    model: str | None = None
+    exported: tuple[str, ...] = ()
+    spec_label: str | None = None
+    spec: dict | None = None
     export: object = None
-    backends: tuple = ()
+    backends: tuple[str, ...] = ()
 
     @property
     def exported_text(self):

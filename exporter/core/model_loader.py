@@ -111,7 +111,7 @@ def resolve_entry(owner, import_roots):
 
 
 def load_model(model):
-    """Returns the model in eval mode. `model` is a configs.ModelConfig."""
+    """Returns the model in eval mode. `model` is a registry.ModelConfig."""
     factory = resolve_entry(model, model.import_roots)
     if isinstance(factory, torch.nn.Module):
         # An instance, such as a torch._export.db.examples case's `model`: use it as it is.

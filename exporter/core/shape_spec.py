@@ -32,6 +32,11 @@ import torch
 
 HINTS = ("AUTO", "DYNAMIC", "STATIC")
 
+# Starlark has no recursion and no while: the analysis-time walks over a spec's nested inputs
+# (rules/private/shape_spec*.bzl) take at most this many steps, so a spec holds fewer values than
+# this in all. The exporter reads any spec that fits (shape_spec_test checks the largest).
+MAX_VALUES = 100000
+
 Linear = collections.namedtuple("Linear", "name a b")
 Linear.__doc__ = "A size a*name + b, with a >= 1."
 
@@ -279,25 +284,17 @@ class Inputs:
         self.args, self.kwargs, self.dynamic_shapes, self.tensors = args, kwargs, dynamic_shapes, tensors
 
 
-def build_inputs(spec, forward, spec_label):
-    """Matches the spec's inputs to forward's parameters by name; returns Inputs.
+def _build_named(spec, generator, tensors):
+    """{input name: its built value}, in the spec's order."""
+    return {entry["name"]: build_value(entry["value"], spec, generator, f"inputs[{key_text(entry['name'])}]", tensors)
+            for entry in spec["inputs"]}
 
-    Parameters that can be positional are passed positionally, in forward's order, up to the
-    first one the spec leaves out; a *args parameter takes a list or tuple; names forward
-    does not know go to its **kwargs.
-    """
+
+def _check_names(built, params, var_keyword, spec_label):
+    """Every input names a parameter of forward (or goes to its **kwargs), and every required
+    parameter has an input."""
     from exporter.core.errors import UserError
 
-    generator = torch.Generator().manual_seed(0)
-    dims = make_dims(spec)
-    tensors = {}
-    built = {}
-    for entry in spec["inputs"]:
-        name = entry["name"]
-        built[name] = build_value(entry["value"], spec, generator, f"inputs[{key_text(name)}]", tensors)
-
-    params = inspect.signature(forward).parameters
-    var_keyword = next((n for n, p in params.items() if p.kind is p.VAR_KEYWORD), None)
     for name in built:
         if name == var_keyword:
             raise UserError(
@@ -320,8 +317,13 @@ def build_inputs(spec, forward, spec_label):
             f"declare; add it to `inputs`, e.g. inputs = {{{key_text(missing[0])}: tensor([...])}}"
         )
 
-    args = []
-    positional_done = False
+
+def _split_arguments(built, params, spec_label):
+    """(args, kwargs) for forward: positional parameters in order up to the first one the spec
+    leaves out, a *args parameter's list or tuple spread, the rest by name."""
+    from exporter.core.errors import UserError
+
+    built, args, positional_done = dict(built), [], False
     for name, p in params.items():
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and not positional_done:
             if name in built:
@@ -336,9 +338,14 @@ def build_inputs(spec, forward, spec_label):
                     f"a list or tuple, and every positional parameter before it must be given"
                 )
             args.extend(value)
-    kwargs = dict(built)
+    return args, built
 
-    bound = inspect.signature(forward).bind(*args, **kwargs).arguments
+
+def _dynamic_shapes(bound, spec, tensors, var_keyword, spec_label):
+    """torch.export's dynamic_shapes for the bound arguments, or None when every size is static."""
+    from exporter.core.errors import UserError
+
+    dims = make_dims(spec)
     dynamic, found = {}, []
     for name, value in bound.items():
         dynamic[name] = _dynamic_of(value, spec, dims, tensors, found)
@@ -349,5 +356,21 @@ def build_inputs(spec, forward, spec_label):
             f"{torch.__version__.split('+')[0]} cannot then export any dynamic size; make every "
             f"size static, or give forward a named parameter for each of those inputs"
         )
-    return Inputs(tuple(args), kwargs, dynamic if found else None, tensors)
+    return dynamic if found else None
 
+
+def build_inputs(spec, forward, spec_label):
+    """Matches the spec's inputs to forward's parameters by name; returns Inputs.
+
+    Parameters that can be positional are passed positionally, in forward's order, up to the
+    first one the spec leaves out; a *args parameter takes a list or tuple; names forward
+    does not know go to its **kwargs.
+    """
+    tensors = {}
+    built = _build_named(spec, torch.Generator().manual_seed(0), tensors)
+    params = inspect.signature(forward).parameters
+    var_keyword = next((n for n, p in params.items() if p.kind is p.VAR_KEYWORD), None)
+    _check_names(built, params, var_keyword, spec_label)
+    args, kwargs = _split_arguments(built, params, spec_label)
+    bound = inspect.signature(forward).bind(*args, **kwargs).arguments
+    return Inputs(tuple(args), kwargs, _dynamic_shapes(bound, spec, tensors, var_keyword, spec_label), tensors)

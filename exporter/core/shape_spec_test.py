@@ -73,6 +73,19 @@ def _spec(inputs, dims=None):
     return {"dims": dims or {}, "inputs": [{"name": k, "value": v} for k, v in inputs.items()]}
 
 
+def test_the_exporter_reads_a_spec_as_large_as_analysis_accepts():
+    # The analysis-time walks stop at MAX_VALUES steps (exporter_facts.bzl's MAX_SPEC_VALUES), so
+    # a spec holds at most MAX_VALUES - 1 values (here one input: a list node and its items).
+    count = shape_spec.MAX_VALUES - 1
+    items = [{"int": i} for i in range(count - 2)] + [{"tensor": {"shape": [2], "dtype": "float32", "hint": None, "fill": None}}]
+    big = {"dims": {}, "hint": None, "inputs": [{"name": "xs", "value": {"list": items}}]}
+    assert 1 + len(items) == count
+    tensors = {}
+    value = shape_spec.build_value(big["inputs"][0]["value"], big, torch.Generator().manual_seed(0), "inputs[\"xs\"]", tensors)
+    assert len(value) == len(items) and value[:3] == [0, 1, 2] and tuple(value[-1].shape) == (2,)
+    assert [path for path, _ in shape_spec.walk_tensors(big)] == [f'inputs["xs"][{len(items) - 1}]']
+
+
 def test_build_inputs_orders_positional_and_keyword_inputs():
     class M(torch.nn.Module):
         def forward(self, a, b=None, *, c):
@@ -212,7 +225,7 @@ def test_ir_core_aten_decomposes_unless_kept(tmp_path):
 
 def test_executorch_example_models_as_entries(tmp_path):
     """entry may name an installed class; an EagerModelBase gives its get_eager_model()."""
-    from exporter.actions.configs import ModelConfig
+    from exporter.actions.registry import ModelConfig
     from exporter.core.model_loader import load_model
 
     lstm = load_model(ModelConfig.from_json({"label": "//t:m", "entry": "executorch.examples.models.lstm:LSTMModel"}))

@@ -5,5 +5,5 @@ action, the one-line error), worker and worker_child (the persistent worker and 
 forks per request), work_protocol (Bazel's WorkRequest/WorkResponse, protobuf or JSON), capture
 (the output a request prints) and isolation (private caches, no network, clean-up).
 
-May import actions (by the registry in actions/configs), core and formats; never checks.
+May import actions (through actions/registry), core and formats; never checks.
 """

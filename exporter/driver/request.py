@@ -1,4 +1,4 @@
-"""One exporter request (`<command> CONFIG`, a command of actions.configs.ACTIONS): run it, and
+"""One exporter request (`<command> CONFIG`, a command of actions.registry.ACTIONS): run it, and
 turn any failure into one line, `ERROR: <target>: <what is wrong>; <what to change>`.
 
 A failure leaves no output behind but the action's log (outputs["log"]), which holds torch's
@@ -14,7 +14,7 @@ import os
 import tempfile
 import traceback
 
-from exporter.actions import configs
+from exporter.actions import registry
 from exporter.core import atomic, manifest
 
 # For runs without a declared log. Read at import, before isolation.private_cache_dir() points
@@ -55,7 +55,7 @@ def expand_params(arguments):
 def parse(arguments):
     """(command, config path, deadline in seconds) from a request's arguments."""
     parser = _Parser(prog="exporter", add_help=False)
-    parser.add_argument("command", choices=sorted(configs.ACTIONS) + [WARM_UP])
+    parser.add_argument("command", choices=sorted(registry.ACTIONS) + [WARM_UP])
     parser.add_argument("config")
     parser.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE_SECONDS)
     args = parser.parse_args(expand_params(arguments))
@@ -77,7 +77,7 @@ class Peek:
         self.deadline = DEFAULT_DEADLINE_SECONDS
         try:
             command, config_path, self.deadline = parse(arguments)
-            self.action = configs.ACTIONS.get(command)
+            self.action = registry.ACTIONS.get(command)
             with open(os.path.join(output_root, config_path), encoding="utf-8") as f:
                 data = json.load(f)
             self.label, self.identity = str(data.get("label", "?")), data.get("identity")
@@ -140,10 +140,13 @@ def run(arguments, output_root=None, network_blocked=True):
     try:
         command, config_path, _ = parse(arguments)
     except (ValueError, OSError) as e:
-        return 2, f"usage: exporter ({'|'.join(configs.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
-    with open(config_path, encoding="utf-8") as f:
-        given = json.load(f)
-    data = _absolute_outputs(given, output_root or os.getcwd())
+        return 2, f"usage: exporter ({'|'.join(registry.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            given = json.load(f)
+        data = _absolute_outputs(given, output_root or os.getcwd())
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        return 2, f"exporter: cannot read the config {config_path}: {e}\n"
     label, outputs = data.get("label", "?"), data["outputs"]
     if command == WARM_UP:
         atomic.write_bytes(outputs["marker"], WARM_UP_MARKER)
@@ -152,7 +155,7 @@ def run(arguments, output_root=None, network_blocked=True):
         if not network_blocked:
             os.write(2, f"rules_torch_export: {NETWORK_NOT_BLOCKED}\n".encode())  # into the log
         try:
-            action = configs.ACTIONS[command]
+            action = registry.ACTIONS[command]
             config = action.config.from_json(data)
             with determinism.reproducible_math():
                 importlib.import_module(action.module).run(config)

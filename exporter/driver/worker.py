@@ -21,7 +21,7 @@ from exporter.driver import work_protocol, worker_child
 
 
 def warm_up(command):
-    """Runs the warm_up() of the action `command` (its module's, see actions.configs.ACTIONS),
+    """Runs the warm_up() of the action `command` (its module's, see actions.registry.ACTIONS),
     so that the children forked afterwards start warm.
 
     The first export and lowering in a process pay for lazy imports and one-time set-up (about
@@ -30,9 +30,9 @@ def warm_up(command):
     """
     import importlib
 
-    from exporter.actions import configs
+    from exporter.actions import registry
 
-    action = configs.ACTIONS.get(command)
+    action = registry.ACTIONS.get(command)
     if action is not None and action.worker:
         importlib.import_module(action.module).warm_up()
 

@@ -236,7 +236,7 @@ def test_a_crashing_model_fails_only_its_own_target(worker, workdir, entry, need
     assert response["output"].startswith("ERROR: //zoo:crash: ")
     assert needle in response["output"]
     if needle != "SystemExit":  # a crash of the process: the hint names the one-shot strategy for
-        # this action's mnemonic (actions/configs.py)
+        # this action's mnemonic (actions/registry.py)
         assert "--strategy=TorchExport=sandboxed`" in response["output"]
     assert not (workdir / "crash.pt2").exists()
     assert worker.request(params_for("after", "zoo.models:Tiny"))["exitCode"] == 0

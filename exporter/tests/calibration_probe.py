@@ -20,7 +20,7 @@ import sys
 
 import torch
 
-from exporter.actions import calibrate, configs, quantize
+from exporter.actions import calibrate, quantize, registry
 from exporter.core import determinism, float64_math
 from exporter.formats import pt2
 from models.common import calibration, layers
@@ -54,7 +54,7 @@ def _quantized_pt2(model, out):
     identity = os.path.join(out, "identity.txt")
     with open(identity, "w", encoding="utf-8") as f:
         f.write("probe\n")
-    config = configs.QuantizeConfig.from_json({
+    config = registry.QuantizeConfig.from_json({
         "label": "//probe:q8", "identity": identity, "exported_label": "//probe:float",
         "pt2": os.path.join(out, "float.pt2"), "spec_label": "//probe:images", "spec": SPEC,
         "calibration": {"label": "//probe:calibration", "batches": os.path.join(out, "batches.pt")},

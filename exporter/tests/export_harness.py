@@ -5,7 +5,7 @@ import os
 
 import torch
 
-from exporter.actions import configs, export
+from exporter.actions import export, registry
 
 
 def tensor(shape, dtype="float32", hints=None, fill=None):
@@ -35,7 +35,7 @@ def config_for(tmp_path, entry, inputs, dims=None, **options):
 
 def run_export(config):
     """Runs export.run on the config (its JSON form); returns the manifest it wrote."""
-    export.run(configs.ExportConfig.from_json(config))
+    export.run(registry.ExportConfig.from_json(config))
     with open(config["outputs"]["manifest"], encoding="utf-8") as f:
         return json.load(f)
 

@@ -11,7 +11,7 @@ import json
 import pytest
 from runfiles import Runfiles
 
-from exporter.actions import configs, llm, tokenizer
+from exporter.actions import llm, registry, tokenizer
 from exporter.core.errors import UserError
 from exporter.formats import pt2
 
@@ -25,7 +25,7 @@ def _path(name):
 def _tokenizer_config(tmp_path, src, **fields):
     identity = tmp_path / "identity.txt"  # the toolchain's identity file, as the manifest reads it
     identity.write_text("python 3.11.7\nexecutorch==1.5.1\n")
-    return configs.TokenizerConfig.from_json(dict({
+    return registry.TokenizerConfig.from_json(dict({
         "label": "//pkg:tok", "identity": str(identity), "src": src,
         "format": "huggingface", "outputs": {"manifest": str(tmp_path / "tok.json")}}, **fields))
 
@@ -54,7 +54,7 @@ def test_a_file_the_runner_cannot_load_says_so(tmp_path):
 def _lower_config(tmp_path, vocab_size=96, max_context_len=32):
     manifest = tmp_path / "tok.json"
     manifest.write_text(json.dumps({"vocab_size": vocab_size, "bos_id": 0, "eos_ids": [1]}))
-    return configs.LowerConfig.from_json({
+    return registry.LowerConfig.from_json({
         "label": "//pkg:lm", "identity": "-", "exported_label": "//pkg:lm_ep", "pt2": "-",
         "llm": {"max_seq_len": 32, "max_context_len": max_context_len,
                 "tokenizer": {"label": "//pkg:tok", "manifest": str(manifest)}}})
@@ -101,9 +101,9 @@ def test_the_manifest_names_the_quantized_layers():
 
 
 def _generation_config(prompts, init_args):
-    from exporter.checks import configs as check_configs
+    from exporter.checks import contract
 
-    return check_configs.GenerationTestConfig.from_json({
+    return contract.GenerationTestConfig.from_json({
         "label": "//pkg:gen_test", "program": "//models/llm:tiny_lm_llm", "pte": _path("tiny_lm_llm.pte"),
         "manifest": _path("tiny_lm_llm.pte.json"), "prompts": prompts, "max_new_tokens": 6,
         "tokenizer": {"label": "//models/llm:tiny_tokenizer", "file": _path("tokenizer.json"),

@@ -1,13 +1,12 @@
 """bundled_program: a .pte with test inputs and expected outputs, as ExecuTorch's BundledProgram."""
 
+load("//exporter:exporter_facts.bzl", "BUNDLED_REFERENCES", "CONFIG_DEFAULTS")
 load("//rules:providers.bzl", "BundledProgramInfo", "ExecuTorchProgramInfo", "bundled_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_method", "check_one_of", "message_prefix")
-load(":configs.bzl", "exported_config", "model_config")
+load(":config_entries.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":exporter_action.bzl", "run_exporter")
-
-REFERENCES = ["eager", "exported"]
 
 def _cases(where, program, given):
     """{method: [full sizes]}: the listed cases per method, checked, examples filled in."""
@@ -58,7 +57,7 @@ def _model_config(where, program, methods):
 def _bundled_program_impl(ctx):
     where = message_prefix("bundled_program", ctx.label)
     program = ctx.attr.program[ExecuTorchProgramInfo]
-    check_one_of(where, "reference", ctx.attr.reference, REFERENCES)
+    check_one_of(where, "reference", ctx.attr.reference, BUNDLED_REFERENCES)
     cases = _cases(where, program, json.decode(ctx.attr.inputs_json))
     quantized = [m for m in cases if program.methods[m].quantization != None]
     if quantized and ctx.attr.reference == "eager":
@@ -121,7 +120,7 @@ bundled_program_rule = rule(
         ),
         "inputs_json": attr.string(default = "[]", doc = "The macro's inputs as JSON (set by the macro)."),
         "reference": attr.string(
-            default = "eager",
+            default = CONFIG_DEFAULTS["bundled_program"]["reference"],
             doc = "What computes the expected outputs: \"eager\" (the model's nn.Module) or " +
                   "\"exported\" (each method's .pt2; for quantized programs).",
         ),

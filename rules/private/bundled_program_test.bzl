@@ -5,7 +5,7 @@ load(":checks.bzl", "number_attr", "parse_tolerance")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
-def _bundled_check_config_impl(ctx):
+def _bundled_cases_config_impl(ctx):
     where = test_prefix("bundled_program_test", ctx)
     bundle = ctx.attr.bundle[BundledProgramInfo]
     config = {
@@ -23,8 +23,8 @@ def _bundled_check_config_impl(ctx):
         files.append(bundle.program.ptd)
     return write_test_config(ctx, config, files)
 
-_bundled_check_config = rule(
-    implementation = _bundled_check_config_impl,
+_bundled_cases_config = rule(
+    implementation = _bundled_cases_config_impl,
     doc = "Writes the JSON config that exporter/checks/bundled_cases.py reads (set up by bundled_program_test).",
     attrs = config_test_attrs({
         "bundle": attr.label(mandatory = True, providers = [BundledProgramInfo], doc = "The bundled_program to run."),
@@ -49,10 +49,10 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
       atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
-    _bundled_check_config(
+    _bundled_cases_config(
         bundle = bundle,
         rtol = number_attr(rtol),
         atol = number_attr(atol),
         **config_target_attrs(name, kwargs)
     )
-    config_test(name, module = EXPORTER_MODULES["bundled_check"], **kwargs)
+    config_test(name, module = EXPORTER_MODULES["bundled_cases"], **kwargs)

@@ -1,7 +1,8 @@
 """The analysis-time checks that several rules make, each written once.
 
 Every failure is one line that starts with `where` ("numerics_test //pkg:name: "), names the
-value at fault and says what to write instead.
+value at fault and says what to write instead. In every .bzl file of the rules, `where` is that
+start of a message; the position of a fault inside a value is its `path` ("inputs[\"x\"][0]").
 """
 
 def macro_label(name):

@@ -121,7 +121,7 @@ def config_target_attrs(name, kwargs, golden = None, updatable = False):
 def config_test(name, module, golden = None, **kwargs):
     """Declares the py_test `name` running `<module>.main` on `:<name>.config`.
 
-    With `golden`, also declares `<name>.update`, a py_binary running exporter.golden --update
+    With `golden`, also declares `<name>.update`, a py_binary running exporter.checks.golden --update
     on the config, and the alias `<name>_update` to it; both get the test's tags.
 
     Args:

@@ -14,13 +14,13 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     """Runs `exporter <command>` with a JSON config written for this action.
 
     The action's mnemonic, and whether it may run in the persistent worker, come from the
-    exporter's registry of actions (exporter/actions/configs.py, generated into
+    exporter's registry of actions (exporter/actions/registry.py, generated into
     //exporter:exporter_facts.bzl), so a rule names only its command.
 
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
-      command: one of the registry's commands: export, lower, etrecord, quantize, calibrate,
-        bundle, bundled_program, selected_ops.
+      command: one of the registry's commands (EXPORTER_ACTIONS): export, lower, etrecord,
+        quantize, calibrate, bundle, bundled_program, selected_ops, tokenizer.
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.

@@ -2,8 +2,8 @@
 runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load(":config_entries.bzl", "model_config")
 load(":config_test.bzl", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
-load(":configs.bzl", "model_config")
 load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 

@@ -1,12 +1,57 @@
 """llm_program: a language model as a program that ExecuTorch's LLM runner (TextLLMRunner, the
-runner in ExecuTorch's Android and iOS demo apps) loads with its tokenizer."""
+runner in ExecuTorch's Android and iOS demo apps) loads with its tokenizer.
 
+Its rule lowers like executorch_program's (lowering.bzl's lower_program), with semantics that
+add the tokenizer and the runner's limits to the lowering, which writes the runner's constant
+methods (exporter/actions/llm.py)."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "macro_label")
-load(":executorch_program.bzl", "executorch_program")
+load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
-load(":torch_export.bzl", "torch_export")
+load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
-def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = ["xnnpack"], strict = False, quantize = None, group_size = 32, **kwargs):
+def _llm_program_impl(ctx):
+    tokenizer = ctx.attr.tokenizer[TokenizerInfo]
+    return lower_program(ctx, lowering_semantics(
+        "llm_program",
+        llm = {
+            "max_context_len": ctx.attr.max_context_len,
+            "max_seq_len": ctx.attr.max_seq_len,
+            "tokenizer": {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
+        },
+        inputs = [tokenizer.manifest],
+        tokenizer = tokenizer,
+    ))
+
+llm_program_rule = rule(
+    implementation = _llm_program_impl,
+    doc = "Lowers a language model for ExecuTorch's LLM runner. Outputs <name>.pte and <name>.pte.json.",
+    attrs = dict(PROGRAM_ATTRS, **{
+        "tokenizer": attr.label(
+            mandatory = True,
+            providers = [TokenizerInfo],
+            doc = "The tokenizer whose ids and vocabulary the program records.",
+        ),
+        "max_seq_len": attr.int(mandatory = True, doc = "The runner's get_max_seq_len (checked by the macro)."),
+        "max_context_len": attr.int(mandatory = True, doc = "The runner's get_max_context_len (checked by the macro)."),
+    }),
+    provides = [ExecuTorchProgramInfo],
+    toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
+)
+
+def _check_lengths(name, max_seq_len, max_context_len):
+    """max_context_len, defaulted and checked with max_seq_len."""
+    where = "llm_program {}: ".format(macro_label(name))
+    if type(max_seq_len) != "int" or max_seq_len < 2:
+        fail(where + "max_seq_len = {} must be an int of at least 2 (the runner calls with up to max_seq_len - 1 tokens)".format(repr(max_seq_len)))
+    max_context_len = max_context_len or max_seq_len
+    if type(max_context_len) != "int" or max_context_len < max_seq_len:
+        fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
+    return max_context_len
+
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
@@ -34,14 +79,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       group_size: as torch_export's; default 32.
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
-    where = "llm_program {}: ".format(macro_label(name))
-    if type(max_seq_len) != "int" or max_seq_len < 2:
-        fail(where + "max_seq_len = {} must be an int of at least 2 (the runner calls with up to max_seq_len - 1 tokens)".format(repr(max_seq_len)))
-    max_context_len = max_context_len or max_seq_len
-    if type(max_context_len) != "int" or max_context_len < max_seq_len:
-        fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
-    visibility = kwargs.get("visibility")
-    tags = kwargs.get("tags")
+    max_context_len = _check_lengths(name, max_seq_len, max_context_len)
+    common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     shape_spec(
         name = name + "_spec",
         dims = {"seq": dim(min = 1, max = max_seq_len - 1)},
@@ -49,8 +88,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
             "tokens": tensor([1, "seq"], dtype = "int64"),
             "input_pos": tensor(["seq"], dtype = "int64", fill = 0),
         },
-        tags = tags,
-        visibility = visibility,
+        **common
     )
     torch_export(
         name = name + "_ep",
@@ -59,14 +97,12 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         strict = strict,
         quantize = quantize,
         group_size = group_size,
-        tags = tags,
-        visibility = visibility,
+        **common
     )
-    executorch_program(
+    llm_program_rule(
         name = name,
-        exported = ":" + name + "_ep",
-        backends = backends,
         tokenizer = tokenizer,
-        llm_json = json.encode({"max_context_len": max_context_len, "max_seq_len": max_seq_len}),
-        **kwargs
+        max_seq_len = max_seq_len,
+        max_context_len = max_context_len,
+        **program_attrs(exported = ":" + name + "_ep", backends = backends, **kwargs)
     )

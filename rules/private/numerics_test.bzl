@@ -1,9 +1,10 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
+load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
+load(":config_entries.bzl", "exported_config", "model_config")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
-load(":configs.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
@@ -36,72 +37,91 @@ def _check_steps(ctx, where, program, steps):
     if len(models) > 1 and not ctx.attr.model:
         fail(where + "the steps' methods come from different models ({}), and one eager module must keep the state; set model".format(", ".join(sorted(models))))
 
-def _numerics_config_impl(ctx):
-    where = test_prefix("numerics_test", ctx)
-    program = ctx.attr.program[ExecuTorchProgramInfo]
-    steps = json.decode(ctx.attr.steps_json)
+def _judging(ctx, where):
+    """How outputs are judged: the floors and tolerances as numbers, None when unset."""
+    return {
+        "min_sqnr_db": parse_number(where, "min_sqnr_db", ctx.attr.min_sqnr_db, what = "a level in dB", example = "20", signed = True),
+        "min_top1_agreement": parse_number(where, "min_top1_agreement", ctx.attr.min_top1_agreement, what = "a fraction", example = "0.9", at_most = 1),
+        "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
+        "atol": parse_tolerance(where, "atol", ctx.attr.atol),
+    }
+
+def _check(ctx, where, program, steps):
+    """Every check of the test's attributes, before anything is built.
+
+    Returns:
+      (the method under test, _judging's numbers).
+    """
     if steps:
         _check_steps(ctx, where, program, steps)
     method = steps[0]["method"] if steps else ctx.attr.method
     check_method(where, "method", method, program, owner = "program {}".format(program.label))
-    exported = program.methods[method]
-    listed = json.decode(ctx.attr.inputs_json)
-    _check_inputs(where, listed, exported.spec)
-    model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
-    files = [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
-    method_programs = {}
-    for step in steps:
-        other = program.methods[step["method"]]
-        files.append(other.pt2)
-        method_programs[step["method"]] = exported_config(other, runfiles = True)
-    transitive = []
-    model_entry = None
-    if ctx.attr.reference == "eager":
-        model_entry, model_files = model_config(model, runfiles = True)
-        transitive.append(model_files)
-    elif ctx.attr.model:
+    _check_inputs(where, json.decode(ctx.attr.inputs_json), program.methods[method].spec)
+    if ctx.attr.reference != "eager" and ctx.attr.model:
         fail(where + "model is only used with reference = \"eager\"; remove it or set reference = \"eager\"")
-    reference_program = None
-    if ctx.attr.reference_program:
-        other = ctx.attr.reference_program[ExportedProgramInfo]
-        files.append(other.pt2)
-        reference_program = {"label": str(other.label), "pt2": other.pt2.short_path}
-    calibration = exported.calibration
-    if calibration:
-        files.append(calibration.batches)
-    config = dict(exported_config(exported, runfiles = True), **{
-        "label": ctx.attr.test_label,
-        "program": str(program.label),
-        "pte": program.pte.short_path,
-        "ptd": program.ptd.short_path if program.ptd else None,
-        "pt2_manifest": exported.manifest.short_path,
-        "method": method,
-        "reference": ctx.attr.reference,
-        "reference_program": reference_program,
-        "model": model_entry,
-        "quantized": exported.quantization != None,
-        "calibration": {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
-        "min_sqnr_db": parse_number(where, "min_sqnr_db", ctx.attr.min_sqnr_db, what = "a level in dB", example = "20", signed = True),
-        "min_top1_agreement": parse_number(where, "min_top1_agreement", ctx.attr.min_top1_agreement, what = "a fraction", example = "0.9", at_most = 1),
-        # The tolerances' defaults: the backends of the method under test (all of them for steps).
-        "backends": program.backends if steps else program.method_backends[method],
-        "rtol": parse_tolerance(where, "rtol", ctx.attr.rtol),
-        "atol": parse_tolerance(where, "atol", ctx.attr.atol),
-        "inputs": listed,
-    })
-    if steps:
-        config.update(steps = steps, method_programs = method_programs)
+    judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in ("python", "native")]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it".format(runtimes))
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
+    return method, judging
+
+def _references(ctx, exported):
+    """(the "model" and "reference_program" entries, and the Files they need)."""
+    model_entry, model_files, reference_program, files = None, depset(), None, []
+    if ctx.attr.reference == "eager":
+        model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
+        model_entry, model_files = model_config(model, runfiles = True)
+    if ctx.attr.reference_program:
+        other = ctx.attr.reference_program[ExportedProgramInfo]
+        files.append(other.pt2)
+        reference_program = {"label": str(other.label), "pt2": other.pt2.short_path}
+    return {"model": model_entry, "reference_program": reference_program}, files, model_files
+
+def _config(ctx, program, method, steps, judging):
+    """(the config numerics.py reads, the Files it names, the model's Files)."""
+    exported = program.methods[method]
+    references, files, model_files = _references(ctx, exported)
+    files += [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
+    calibration = exported.calibration
+    if calibration:
+        files.append(calibration.batches)
+    config = dict(exported_config(exported, runfiles = True), **references)
+    config.update(judging)
+    config.update(
+        label = ctx.attr.test_label,
+        program = str(program.label),
+        pte = program.pte.short_path,
+        ptd = program.ptd.short_path if program.ptd else None,
+        pt2_manifest = exported.manifest.short_path,
+        method = method,
+        reference = ctx.attr.reference,
+        quantized = exported.quantization != None,
+        calibration = {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
+        # The tolerances' defaults: the backends of the method under test (all of them for steps).
+        backends = program.backends if steps else program.method_backends[method],
+        inputs = json.decode(ctx.attr.inputs_json),
+    )
+    if steps:
+        files += [program.methods[step["method"]].pt2 for step in steps]
+        config.update(steps = steps, method_programs = {
+            step["method"]: exported_config(program.methods[step["method"]], runfiles = True)
+            for step in steps
+        })
+    return config, files, model_files
+
+def _numerics_config_impl(ctx):
+    program = ctx.attr.program[ExecuTorchProgramInfo]
+    steps = json.decode(ctx.attr.steps_json)
+    method, judging = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
+    config, files, model_files = _config(ctx, program, method, steps, judging)
     runner = None
-    if "native" in runtimes:
+    if "native" in ctx.attr.runtimes:
         runner = ctx.attr.native_runner[DefaultInfo].default_runfiles
         config.update(native_runner = ctx.executable.native_runner.short_path, native_runner_label = str(ctx.attr.native_runner.label))
-    config["runtimes"] = runtimes
-    return write_test_config(ctx, config, files, transitive_files = depset(transitive = transitive), runfiles = runner)
+    config["runtimes"] = ctx.attr.runtimes
+    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runner)
 
 _numerics_config = rule(
     implementation = _numerics_config_impl,
@@ -111,7 +131,7 @@ _numerics_config = rule(
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),
         "reference": attr.string(
             default = "eager",
-            values = ["eager", "exported", "program"],
+            values = NUMERICS_REFERENCES,
             doc = "Compare with the eager model, the .pt2's module(), or reference_program's module().",
         ),
         "reference_program": attr.label(
@@ -141,21 +161,7 @@ def step(method = "forward", dims = {}, values = {}):
     """
     return {"method": method, "dims": dims, "values": values}
 
-def numerics_test(
-        name,
-        program,
-        model = None,
-        rtol = None,
-        atol = None,
-        inputs = [],
-        reference = "eager",
-        min_sqnr_db = None,
-        min_top1_agreement = None,
-        method = "forward",
-        steps = [],
-        runtimes = None,
-        native_runner = None,
-        **kwargs):
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.

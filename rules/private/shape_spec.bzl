@@ -5,9 +5,12 @@ tensor()/dim() survive the trip); the rule checks it at analysis time and fills 
 tracing size. exporter/core/shape_spec.py documents the JSON that ShapeSpecInfo.spec carries.
 """
 
+load("//exporter:exporter_facts.bzl", "MAX_SPEC_VALUES")
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
-load(":shape_spec_check.bzl", "MAX_VALUES", "check_spec")
+load(":shape_spec_check.bzl", "check_spec")
 
+# The dynamism hints a BUILD file loads: exporter_facts.bzl's HINTS, by name
+# (//tests/starlark/shape_spec:hints_test checks that they are the same).
 AUTO = "AUTO"
 DYNAMIC = "DYNAMIC"
 STATIC = "STATIC"
@@ -21,7 +24,7 @@ def tensor(shape, dtype = "float32", hint = None, fill = None):
     Args:
       shape: list of sizes: an int (static, or the tracing size under a hint), a dim name
         ("batch"), or a linear expression of one dim ("2*batch", "batch+1").
-      dtype: "float32", "int64", "bool", ... (see DTYPES in shape_spec_check.bzl).
+      dtype: "float32", "int64", "bool", ... (see SHAPE_SPEC_DTYPES in //exporter:exporter_facts.bzl).
       hint: AUTO, DYNAMIC or STATIC for every int size of this tensor; or a list with one
         hint (or None) per axis; or a dict {axis: hint}.
       fill: trace with every element equal to this value (e.g. fill = 4 for a scalar that
@@ -44,11 +47,11 @@ def _encode_hint(hint):
         return {"per_axis": list(hint)}
     return {"all": hint}
 
-def _encode_value(value, where, fail_prefix):
+def _encode_value(value, root_path, where):
     """Tags a nested input value as JSON-able dicts: {"tensor": ...}, {"tuple": [...]}, ..."""
     root = {}
-    stack = [(value, root, where)]
-    for _ in range(MAX_VALUES):
+    stack = [(value, root, root_path)]
+    for _ in range(MAX_SPEC_VALUES):
         if not stack:
             return root
         v, out, path = stack.pop()
@@ -79,24 +82,24 @@ def _encode_value(value, where, fail_prefix):
             entries = []
             for key, item in v.items():
                 if type(key) not in ("string", "int"):
-                    fail("{}{} has key {}; dict keys must be strings or ints".format(fail_prefix, path, repr(key)))
+                    fail("{}{} has key {}; dict keys must be strings or ints".format(where, path, repr(key)))
                 child = {}
                 entries.append({"key": key, "value": child})
                 stack.append((item, child, "{}[{}]".format(path, repr(key))))
             out["dict"] = entries
         else:
             fail("{}{} is a {}; an input is tensor(...), an int, float, bool, string or None, ".format(
-                fail_prefix,
+                where,
                 path,
                 t,
             ) + "or a list, tuple or dict of those")
-    fail("{}{} nests too deeply".format(fail_prefix, where))
+    fail("{}{} nests too deeply".format(where, root_path))
 
-def _encode_dims(dims, fail_prefix):
+def _encode_dims(dims, where):
     encoded = {}
     for name, d in dims.items():
         if type(d) != "struct" or getattr(d, "kind", None) != _DIM:
-            fail("{}dims[{}] is {}; write it as dim(min = ..., max = ...)".format(fail_prefix, repr(name), repr(d)))
+            fail("{}dims[{}] is {}; write it as dim(min = ..., max = ...)".format(where, repr(name), repr(d)))
         encoded[name] = {"min": d.min, "max": d.max, "example": d.example}
     return encoded
 
@@ -126,14 +129,14 @@ def shape_spec(name, inputs, dims = {}, hint = None, **kwargs):
       hint: AUTO, DYNAMIC or STATIC for every int size that has no hint of its own.
       **kwargs: common attributes (visibility, tags, ...).
     """
-    prefix = "shape_spec //{}:{}: ".format(native.package_name(), name)
+    where = "shape_spec //{}:{}: ".format(native.package_name(), name)
     if type(inputs) != "dict":
-        fail("{}inputs must be a dict from forward's parameter names to values".format(prefix))
+        fail("{}inputs must be a dict from forward's parameter names to values".format(where))
     encoded_inputs = []
     for input_name, value in inputs.items():
         encoded_inputs.append({
             "name": input_name,
-            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), prefix),
+            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), where),
         })
-    spec = {"dims": _encode_dims(dims, prefix), "hint": hint, "inputs": encoded_inputs}
+    spec = {"dims": _encode_dims(dims, where), "hint": hint, "inputs": encoded_inputs}
     shape_spec_rule(name = name, spec_json = json.encode(spec), **kwargs)

@@ -1,53 +1,36 @@
 """Analysis-time checks of a shape_spec, and the tracing sizes it fills in.
 
-Every failure names the spec target (through `prefix`), the field at fault, and the fix.
+Every failure names the spec target (through `where`), the field at fault, and the fix.
 """
 
+load("//exporter:exporter_facts.bzl", "HINTS", "MAX_SPEC_VALUES", DTYPES = "SHAPE_SPEC_DTYPES")
 load(":linear_expr.bzl", "is_identifier", "parse_linear")
 
-DTYPES = [
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "int8",
-    "uint8",
-    "int16",
-    "int32",
-    "int64",
-    "bool",
-]
-
-# The hints shape_spec.bzl's AUTO, DYNAMIC and STATIC stand for; exporter/core/shape_spec.py's HINTS is the
-# same list (//tests/starlark:parity_test checks both).
-HINTS = ["AUTO", "DYNAMIC", "STATIC"]
-
 # Starlark has no recursion and no while: the walks over a spec's nested inputs (the macro's
-# encoding in shape_spec.bzl, the checks here) take at most this many steps, so a spec holds
-# fewer values than this in all. The exporter reads any spec that fits (parity_test checks it).
-MAX_VALUES = 100000
+# encoding in shape_spec.bzl, the checks here) take at most MAX_SPEC_VALUES steps
+# (exporter/core/shape_spec.py's MAX_VALUES, which the exporter reads in full).
 
 def _is_int(v):
     return type(v) == "int"
 
-def _check_dim_fields(prefix, name, d):
-    where = "dims[{}]".format(repr(name))
+def _check_dim_fields(where, name, d):
+    path = "dims[{}]".format(repr(name))
     if type(name) != "string" or not is_identifier(name):
-        fail("{}{} is not a valid dim name; use letters, digits and _ (e.g. \"batch\")".format(prefix, where))
+        fail("{}{} is not a valid dim name; use letters, digits and _ (e.g. \"batch\")".format(where, path))
     for key in ("min", "max", "example"):
         value = d.get(key)
         if value != None and (not _is_int(value) or value < 0):
             fail("{}{} has {} = {}; it must be a non-negative int or unset (e.g. dim(min = 2, max = 64))".format(
-                prefix,
                 where,
+                path,
                 key,
                 repr(value),
             ))
     lo, hi = d.get("min"), d.get("max")
     if lo != None and hi != None and lo > hi:
         fail("{}{} has min = {} > max = {}; write dims[{}] = dim(min = {}, max = {})".format(
-            prefix,
             where,
+            path,
             lo,
             hi,
             repr(name),
@@ -59,7 +42,7 @@ def _walk(value):
     """Yields (node, path) for every node of a tagged input value, parents first."""
     out = []
     stack = [value]
-    for _ in range(MAX_VALUES):
+    for _ in range(MAX_SPEC_VALUES):
         if not stack:
             break
         node, path = stack.pop()
@@ -71,18 +54,18 @@ def _walk(value):
             stack.append((entry["value"], "{}[{}]".format(path, repr(entry["key"]))))
     return out
 
-def _hint_name(prefix, where, hint):
+def _hint_name(where, path, hint):
     if hint == None or hint in HINTS:
         return hint
     near = [h for h in HINTS if type(hint) == "string" and (h == hint.upper() or h[:3] == hint.upper()[:3])]
     fail("{}{} {} is not a hint; use {} (load AUTO, DYNAMIC, STATIC from //rules:defs.bzl)".format(
-        prefix,
         where,
+        path,
         repr(hint),
         near[0] if near else "AUTO, DYNAMIC or STATIC",
     ))
 
-def _axis_hints(prefix, where, t, spec_hint):
+def _axis_hints(where, path, t, spec_hint):
     """The hint of every axis: AUTO/DYNAMIC/STATIC for int sizes, None for dim expressions."""
     shape = t["shape"]
     rank = len(shape)
@@ -91,32 +74,32 @@ def _axis_hints(prefix, where, t, spec_hint):
     if "per_axis" in raw:
         if len(raw["per_axis"]) != rank:
             fail("{}{} has {} hints for a rank-{} shape {}; give one hint (or None) per axis, or a dict {{axis: hint}}".format(
-                prefix,
                 where,
+                path,
                 len(raw["per_axis"]),
                 rank,
                 shape,
             ))
-        own = [_hint_name(prefix, where + " hint", h) for h in raw["per_axis"]]
+        own = [_hint_name(where, path + " hint", h) for h in raw["per_axis"]]
     for axis, h in raw.get("by_axis", []):
         if not _is_int(axis) or axis < 0 or axis >= rank:
             fail("{}{} has a hint for axis {}, but its shape {} has rank {}; use axes 0..{}".format(
-                prefix,
                 where,
+                path,
                 repr(axis),
                 shape,
                 rank,
                 rank - 1,
             ))
-        own[axis] = _hint_name(prefix, where + " hint", h)
-    whole = _hint_name(prefix, where + " hint", raw.get("all"))
+        own[axis] = _hint_name(where, path + " hint", h)
+    whole = _hint_name(where, path + " hint", raw.get("all"))
     hints = []
     for axis, size in enumerate(shape):
         if type(size) == "string":
             if own[axis] != None:
                 fail("{}{} axis {} is the dim {}; a hint applies to int sizes only, so drop it or write an int size".format(
-                    prefix,
                     where,
+                    path,
                     axis,
                     repr(size),
                 ))
@@ -125,39 +108,39 @@ def _axis_hints(prefix, where, t, spec_hint):
         hint = own[axis] or whole or spec_hint or "STATIC"
         if hint == "DYNAMIC" and size < 2:
             fail(("{}{} axis {} is DYNAMIC but traced at size {}, which torch.export specialises; " +
-                  "write a size >= 2 in the shape, or use AUTO (may specialise) or STATIC").format(prefix, where, axis, size))
+                  "write a size >= 2 in the shape, or use AUTO (may specialise) or STATIC").format(where, path, axis, size))
         hints.append(hint)
     return hints
 
-def _parse_sizes(prefix, where, t, dims, uses):
+def _parse_sizes(where, path, t, dims, uses):
     """Checks every size of tensor t; returns its parsed sizes: int or (name, a, b)."""
     if type(t["shape"]) != "list":
-        fail("{}{} has shape {}; write a list such as [\"batch\", 3, 224, 224]".format(prefix, where, repr(t["shape"])))
+        fail("{}{} has shape {}; write a list such as [\"batch\", 3, 224, 224]".format(where, path, repr(t["shape"])))
     if t["dtype"] not in DTYPES:
-        fail("{}{} has dtype {}; use one of {}".format(prefix, where, repr(t["dtype"]), ", ".join(DTYPES)))
+        fail("{}{} has dtype {}; use one of {}".format(where, path, repr(t["dtype"]), ", ".join(DTYPES)))
     fill = t.get("fill")
     if fill != None:
         want = "bool" if t["dtype"] == "bool" else ("int" if "int" in t["dtype"] else "number")
         ok = type(fill) == "bool" if want == "bool" else (_is_int(fill) if want == "int" else type(fill) in ("int", "float"))
         if not ok:
-            fail("{}{} has fill = {} for dtype {}; use a {} fill".format(prefix, where, repr(fill), t["dtype"], want))
+            fail("{}{} has fill = {} for dtype {}; use a {} fill".format(where, path, repr(fill), t["dtype"], want))
     parsed = []
     for axis, size in enumerate(t["shape"]):
-        at = "{} axis {}".format(where, axis)
+        at = "{} axis {}".format(path, axis)
         if _is_int(size):
             if size < 0:
-                fail("{}{} is {}; a size is a non-negative int, a dim name, or an expression like \"2*dx\"".format(prefix, at, size))
+                fail("{}{} is {}; a size is a non-negative int, a dim name, or an expression like \"2*dx\"".format(where, at, size))
             parsed.append(size)
             continue
         if type(size) != "string":
-            fail("{}{} is {}; a size is a non-negative int, a dim name, or an expression like \"2*dx\"".format(prefix, at, repr(size)))
+            fail("{}{} is {}; a size is a non-negative int, a dim name, or an expression like \"2*dx\"".format(where, at, repr(size)))
         e = parse_linear(size)
         if e.error:
-            fail("{}{} = {} {}".format(prefix, at, repr(size), e.error))
+            fail("{}{} = {} {}".format(where, at, repr(size), e.error))
         if e.name not in dims:
             fail(("{}{} names dim {}, which `dims` does not declare; add dims = {{{}: dim(min = ..., max = ...)}}" +
                   "{}").format(
-                prefix,
+                where,
                 at,
                 repr(e.name),
                 repr(e.name),
@@ -167,15 +150,15 @@ def _parse_sizes(prefix, where, t, dims, uses):
         parsed.append((e.name, e.a, e.b))
     return parsed
 
-def _choose_example(prefix, name, d, uses):
+def _choose_example(where, name, d, uses):
     """The tracing size of a dim: in range, and never 0 or 1 in any input unless pinned."""
-    where = "dims[{}]".format(repr(name))
+    path = "dims[{}]".format(repr(name))
     lo, hi, pinned = d.get("min"), d.get("max"), d.get("example")
     lowest = lo if lo != None else 0
     for a, b, at, text in uses:
         if a * lowest + b < 0:
             fail("{}{} = {} is negative when {} = {}; write dims[{}] = dim(min = {}{})".format(
-                prefix,
+                where,
                 at,
                 repr(text),
                 name,
@@ -187,8 +170,8 @@ def _choose_example(prefix, name, d, uses):
     if pinned != None:
         if pinned < lowest or (hi != None and pinned > hi):
             fail("{}{} has example = {} outside its range [{}, {}]; pick an example inside the range".format(
-                prefix,
                 where,
+                path,
                 pinned,
                 lowest,
                 "inf" if hi == None else hi,
@@ -203,46 +186,46 @@ def _choose_example(prefix, name, d, uses):
             example = need
     if hi != None and example > hi:
         fail(("{}{} allows sizes up to {} only, so it cannot be traced at a size >= 2 in every input; " +
-              "raise max, make the size static, or pin the tracing size with example = N").format(prefix, where, hi))
+              "raise max, make the size static, or pin the tracing size with example = N").format(where, path, hi))
     return example
 
-def check_spec(raw, prefix):
+def check_spec(raw, where):
     """Validates the macro's tagged JSON and fills in every tracing size.
 
     Args:
       raw: the spec as shape_spec's macro encodes it (tagged JSON, decoded).
-      prefix: "shape_spec //pkg:name: ", the start of every failure message.
+      where: "shape_spec //pkg:name: ", the start of every failure message.
 
     Returns:
       The spec in the format that exporter/core/shape_spec.py documents.
     """
     dims_raw = raw.get("dims", {})
     for name, d in dims_raw.items():
-        _check_dim_fields(prefix, name, d)
-    spec_hint = _hint_name(prefix, "hint", raw.get("hint"))  # "hint \"dynamic\" is not a hint"
+        _check_dim_fields(where, name, d)
+    spec_hint = _hint_name(where, "hint", raw.get("hint"))  # "hint \"dynamic\" is not a hint"
 
-    tensors = []  # (tensor dict, where, parsed sizes)
+    tensors = []  # (tensor dict, path, parsed sizes)
     uses = {}
     for entry in raw["inputs"]:
         if type(entry["name"]) != "string" or not entry["name"]:
-            fail("{}inputs has key {}; keys are forward's parameter names (strings)".format(prefix, repr(entry["name"])))
+            fail("{}inputs has key {}; keys are forward's parameter names (strings)".format(where, repr(entry["name"])))
         for node, path in _walk((entry["value"], "inputs[{}]".format(repr(entry["name"])))):
             if "tensor" in node:
                 t = node["tensor"]
-                tensors.append((t, path, _parse_sizes(prefix, path, t, dims_raw, uses)))
+                tensors.append((t, path, _parse_sizes(where, path, t, dims_raw, uses)))
 
     dims = {}
     for name, d in dims_raw.items():
         if name not in uses:
-            fail("{}dims[{}] is declared but no input uses it; use it in a tensor shape or remove it".format(prefix, repr(name)))
+            fail("{}dims[{}] is declared but no input uses it; use it in a tensor shape or remove it".format(where, repr(name)))
         dims[name] = {
             "min": d.get("min"),
             "max": d.get("max"),
-            "example": _choose_example(prefix, name, d, uses[name]),
+            "example": _choose_example(where, name, d, uses[name]),
         }
 
     for t, path, parsed in tensors:
-        t["hints"] = _axis_hints(prefix, path, t, spec_hint)
+        t["hints"] = _axis_hints(where, path, t, spec_hint)
         t["example_shape"] = [
             size if _is_int(size) else size[1] * dims[size[0]]["example"] + size[2]
             for size in parsed

@@ -1,12 +1,11 @@
 """tokenizer: a tokenizer file as a build target, loaded and checked by the LLM runner's own
 tokenizer library (exporter/actions/tokenizer.py)."""
 
+load("//exporter:exporter_facts.bzl", FORMATS = "TOKENIZER_FORMATS")
 load("//rules:providers.bzl", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":exporter_action.bzl", "run_exporter")
-
-FORMATS = ["huggingface", "sentencepiece", "tiktoken", "llama2c"]
 
 def _format(where, src, given):
     """The file's format: `given`, else from its name."""

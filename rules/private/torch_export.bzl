@@ -1,16 +1,15 @@
 """torch_export: runs torch.export on a torch_model with a shape_spec, giving a .pt2."""
 
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "IRS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
-load(":configs.bzl", "model_config")
+load(":config_entries.bzl", "model_config")
 load(":exporter_action.bzl", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
 
-IRS = ["training", "inference", "core_aten"]
-
-# exporter/actions/eager_quantize.py's SCHEMES (//tests/starlark:parity_test checks they agree).
-QUANTIZE_SCHEMES = ["8da4w", "8da8w"]
+# The export's defaults (exporter/actions/registry.py's ExportOptions).
+EXPORT_DEFAULTS = CONFIG_DEFAULTS["export"]
 
 def _check_op_names(where, attr_name, names):
     for name in names:
@@ -100,11 +99,11 @@ torch_export = rule(
         "model": attr.label(mandatory = True, providers = [TorchModelInfo], doc = "The torch_model to export."),
         "shapes": attr.label(mandatory = True, providers = [ShapeSpecInfo], doc = "The shape_spec to trace with."),
         "strict": attr.bool(
-            default = False,
+            default = EXPORT_DEFAULTS["strict"],
             doc = "Export with TorchDynamo (strict = True) or by Python tracing (False, torch's default).",
         ),
         "ir": attr.string(
-            default = "training",
+            default = EXPORT_DEFAULTS["ir"],
             values = IRS,
             doc = "The graph's operator set: \"training\" (torch.export's own graph), \"inference\" " +
                   "(run_decompositions({}): functional, no training ops) or \"core_aten\" (the Core ATen " +
@@ -124,7 +123,7 @@ torch_export = rule(
                   "\"8da8w\"; a layer whose input width group_size does not divide stays float, " +
                   "and the manifest says so (docs/quantization.md).",
         ),
-        "group_size": attr.int(default = 32, doc = "The weights per quantization group, with quantize."),
+        "group_size": attr.int(default = EXPORT_DEFAULTS["group_size"], doc = "The weights per quantization group, with quantize."),
     },
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],

@@ -1,22 +1,16 @@
 """torch_quantize: PT2E quantization of a torch_export's .pt2, giving a quantized .pt2."""
 
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "QUANTIZERS", "SCHEMES")
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
-load(":configs.bzl", "exported_config")
+load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
-QUANTIZERS = ["xnnpack"]
-
-# scheme -> whether it needs calibration (static activation scales); exporter/actions/quantize.py
-# has the quantizer settings of each.
-SCHEMES = {
-    "int8_static_per_channel": True,
-    "int8_static_per_tensor": True,
-    "int8_dynamic_per_channel": False,
-    "int4_dynamic_per_channel": False,
-}
+# The quantization's defaults (exporter/actions/registry.py's QuantizeConfig). SCHEMES maps each
+# scheme to whether it needs calibration (static activation scales).
+_DEFAULTS = CONFIG_DEFAULTS["quantize"]
 
 def _check(ctx):
     where = message_prefix("torch_quantize", ctx.label)
@@ -73,11 +67,11 @@ torch_quantize = rule(
             doc = "The torch_export whose .pt2 to quantize (its model's sources are not read).",
         ),
         "quantizer": attr.string(
-            default = "xnnpack",
+            default = _DEFAULTS["quantizer"],
             doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer).",
         ),
         "scheme": attr.string(
-            default = "int8_static_per_channel",
+            default = _DEFAULTS["scheme"],
             doc = "\"int8_static_per_channel\" (int8 activations with calibrated scales, per-channel " +
                   "int8 weights), \"int8_static_per_tensor\", or \"int8_dynamic_per_channel\" " +
                   "(activation scales computed at run time: linear-heavy models, no calibration).",

@@ -60,7 +60,7 @@ def test_a_macro_argument_without_doc_is_reported(tree):
 
 
 def test_a_new_attr_makes_the_checked_in_file_stale(tree, capsys):
-    _edit(tree / "rules/private/executorch_program.bzl", '"summary": attr.bool(',
+    _edit(tree / "rules/private/lowering.bzl", '"summary": attr.bool(',
           '"method_name": attr.string(default = "forward", doc = "The method to lower."),\n        "summary": attr.bool(')
     assert rules_md.main(["--root", str(tree), "--check"]) == 1
     err = capsys.readouterr().err
@@ -68,3 +68,12 @@ def test_a_new_attr_makes_the_checked_in_file_stale(tree, capsys):
     assert rules_md.main(["--root", str(tree), "--write"]) == 0
     assert rules_md.main(["--root", str(tree), "--check"]) == 0
     assert "| `method_name` | string | `\"forward\"` | The method to lower. |" in (tree / rules_md.OUTPUT).read_text()
+
+
+def test_values_and_defaults_taken_from_exporter_facts_show_as_values():
+    # torch_export's ir and group_size, and llm_program's defaults, come from exporter_facts.bzl.
+    text, _ = rules_md.render(ROOT)
+    assert '| `ir` | string | `"training"` |' in text
+    assert 'One of: `"training"`, `"inference"`, `"core_aten"`.' in text
+    assert '| `group_size` | int | `32` | The weights per quantization group' in text
+    assert '| `backends` | list | `["xnnpack"]` | as executorch_program\'s' in text

@@ -30,3 +30,20 @@ def bad_target_test(name, target, needles, label = None):
     """
     label = label or "//{}:{}".format(native.package_name(), target.lstrip(":"))
     _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)
+
+def bad_target_test_suite(name, rule, table):
+    """Declares every bad target of `table` with its test, and the test_suite `name` of them all.
+
+    Each failing fixture is declared with its test in one row, as skylib's analysis_failure_test
+    suites do.
+
+    Args:
+      name: the test_suite's name.
+      rule: the rule or macro of the bad targets, e.g. shape_spec.
+      table: a list of struct(name, attrs, needles): the bad target's name (tagged manual; its
+        test is <name>_test), its other attributes, and the fragments its failure must hold.
+    """
+    for bad in table:
+        rule(name = bad.name, tags = ["manual"], **bad.attrs)
+        bad_target_test(name = bad.name + "_test", target = ":" + bad.name, needles = bad.needles)
+    native.test_suite(name = name, tests = [":" + bad.name + "_test" for bad in table])

@@ -204,14 +204,49 @@ def _mentions(text, name):
     return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text) is not None
 
 
-def _literal(module, node, where):
-    """A literal value; a top-level name (such as IRS = [...]) is looked up in the module."""
+def _evaluate(module, node, where, env=None):
+    """The value of a constant expression: literals, and names bound at the top level here or in
+    a loaded file, subscripts of them and list comprehensions over them (the rules take their
+    allowed values and defaults from the generated exporter_facts.bzl)."""
+    env = env or {}
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
     if isinstance(node, ast.Name) and node.id in module.assigns:
-        return _literal(module, module.assigns[node.id].value, where)
+        return _evaluate(module, module.assigns[node.id].value, where)
+    if isinstance(node, ast.Name) and node.id in module.loads:
+        label, original = module.loads[node.id]
+        other = Module(module.root, label_to_path(label, module.path))
+        return _evaluate(other, ast.Name(id=original, ctx=ast.Load()), where)
+    if isinstance(node, ast.Subscript):
+        return _evaluate(module, node.value, where, env)[_evaluate(module, node.slice, where, env)]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_evaluate(module, e, where, env) for e in node.elts]
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return {_evaluate(module, k, where, env): _evaluate(module, v, where, env) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1 and isinstance(node.generators[0].target, ast.Name):
+        loop = node.generators[0]
+        if not loop.ifs:
+            return [_evaluate(module, node.elt, where, dict(env, **{loop.target.id: item}))
+                    for item in _evaluate(module, loop.iter, where, env)]
     try:
         return ast.literal_eval(node)
     except ValueError:
-        raise DocError(f"{where}: expected a literal, found {module.segment(node)[:60]}") from None
+        raise DocError(f"{where}: expected a constant, found {module.segment(node)[:60]}") from None
+
+
+def _default_text(module, node, where):
+    """A default as the docs show it: a literal as written; a constant the file computes (say,
+    from exporter_facts.bzl) by its value; anything else (a Label(...)) as written."""
+    try:
+        ast.literal_eval(node)
+        return module.segment(node)
+    except ValueError:
+        pass
+    try:
+        value = _evaluate(module, node, where)
+    except DocError:
+        return module.segment(node)
+    return repr(value).replace("'", '"')
 
 
 def _attr_items(module, node, where):
@@ -268,10 +303,11 @@ def _rule_params(module, call, where):
         elif "allow_files" in akw and kind == "label_list":
             type_name = "list of labels (files)"
         mandatory = isinstance(akw.get("mandatory"), ast.Constant) and akw["mandatory"].value is True
-        default = "required" if mandatory else (source.segment(akw["default"]) if "default" in akw else implicit_default)
+        default = "required" if mandatory else (
+            _default_text(source, akw["default"], where) if "default" in akw else implicit_default)
         doc = _string(akw["doc"], f"{where}: attr {name!r} doc") if "doc" in akw else ""
         if "values" in akw:
-            doc += " One of: " + ", ".join(f'`"{v}"`' for v in _literal(source, akw["values"], where)) + "."
+            doc += " One of: " + ", ".join(f'`"{v}"`' for v in _evaluate(source, akw["values"], where)) + "."
         params.append(Param(name, type_name, default, doc.strip()))
     return params
 
@@ -297,25 +333,51 @@ def _native_kwargs_target(function, kwarg):
     return None
 
 
-def _macro(module, function, public_name):
-    where = f"{module.path}: {function.name}"
-    description, arg_docs = _split_docstring(ast.get_docstring(function))
+def _is_name(node, name):
+    return name is not None and isinstance(node, ast.Name) and node.id == name
+
+
+def _helper_sets(module, name):
+    """The keywords of the dict(...) a helper function returns: the attrs it sets itself."""
+    if name in module.loads:
+        label, original = module.loads[name]
+        return _helper_sets(Module(module.root, label_to_path(label, module.path)), original)
+    function = module.functions.get(name)
+    returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return)] if function else []
+    return [k.arg for r in returns if _call_name(r) == "dict" for k in r.keywords if k.arg]
+
+
+def _rule_attrs(module, function):
+    """({macro parameter: (rule name, Param)} of parameters passed to a rule attr of the same name,
+    [Param] of the rule attrs a user sets through the macro's **kwargs)."""
+    args_kwarg = function.args.kwarg.arg if function.args.kwarg else None
     rule_attrs = {}  # attr name -> (rule name, Param), for parameters a macro passes through
     passthrough = []  # the rule's attrs a user sets through **kwargs
-    args_kwarg = function.args.kwarg.arg if function.args.kwarg else None
     for rule_name, call in _rule_calls(module, function):
         params = {p.name: p for p in _rule_params(module, module.assigns[rule_name].value, f"{module.path}: {rule_name}")}
         explicit = _keywords(call)
         for attr, value in explicit.items():
             if isinstance(value, ast.Name) and attr in params:
                 rule_attrs[value.id] = (rule_name, params[attr])
-        # The macro's own **kwargs reach this rule (not a helper's dict of attrs it sets itself).
-        if args_kwarg and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == args_kwarg
-                              for k in call.keywords):
+        # The macro's own **kwargs reach this rule, directly or through a helper that adds the
+        # attrs it computes (**program_attrs(..., **kwargs)); not a helper's dict it sets itself.
+        reaching = any(_is_name(k.value, args_kwarg) for k in call.keywords if k.arg is None)
+        for helper in [k.value for k in call.keywords if k.arg is None and isinstance(k.value, ast.Call)]:
+            if any(_is_name(k.value, args_kwarg) for k in helper.keywords if k.arg is None):
+                reaching = True
+                explicit.update({k.arg: k.value for k in helper.keywords if k.arg})
+                explicit.update({name: None for name in _helper_sets(module, _call_name(helper))})
+        if args_kwarg and reaching:
             for name, p in params.items():
                 if name not in explicit and name != "name":
                     passthrough.append(dataclasses.replace(p, from_rule=rule_name))
+    return rule_attrs, passthrough
 
+
+def _macro(module, function, public_name):
+    where = f"{module.path}: {function.name}"
+    description, arg_docs = _split_docstring(ast.get_docstring(function))
+    rule_attrs, passthrough = _rule_attrs(module, function)
     args = function.args
     positional = args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
@@ -338,12 +400,12 @@ def _macro(module, function, public_name):
             doc = doc or rule_attrs[name][1].doc
         elif default is not None:
             try:
-                value = ast.literal_eval(default)
+                value = _evaluate(module, default, where)
                 type_name = _LITERAL_TYPES.get(type(value), "")
-            except ValueError:
+            except DocError:
                 pass
         params.append(Param(
-            name, type_name, "required" if default is None else module.segment(default), doc,
+            name, type_name, "required" if default is None else _default_text(module, default, where), doc,
         ))
     params += passthrough
     if args.kwarg:

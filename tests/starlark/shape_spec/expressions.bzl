@@ -1,5 +1,5 @@
 """Size expressions that both parsers read: rules/private/linear_expr.bzl at analysis time and
-exporter/core/shape_spec.py (sympy) in the exporter. //tests/starlark:parity_test checks that they agree."""
+exporter/core/shape_spec.py (sympy) in the exporter. :expression_parity_test checks that they agree."""
 
 # (text, (name, a, b)) for sizes a*name + b.
 GOOD = [

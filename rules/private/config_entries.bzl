@@ -1,6 +1,6 @@
 """What the rules tell the exporter about a model or an exported program, written once.
 
-Actions (exporter/actions/configs.py) and the test runners read the same entries: a model's entry point
+Actions (exporter/actions/registry.py) and the test runners read the same entries: a model's entry point
 and import roots, an exported program's label, .pt2 and shape spec. Actions get execroot paths
 (File.path); tests read their runfiles tree, so `runfiles = True` gives short paths instead.
 """

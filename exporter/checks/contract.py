@@ -1,5 +1,5 @@
-"""Each test runner's config: the JSON file its test rule writes, as a typed object, and the one
-contract every check keeps.
+"""The one contract every check keeps, and each test runner's config: the JSON file its test rule
+writes, as a typed object (read by its type hints, core/typed_json.py).
 
 A check is a module with
 
@@ -17,7 +17,8 @@ import json
 import os
 import sys
 
-from exporter.actions.configs import ModelConfig
+from exporter.actions.registry import ModelConfig
+from exporter.core.typed_json import Config, inline
 
 
 # A quantized program with no floor or tolerance set: int8 rounding bounds a single layer's
@@ -25,22 +26,42 @@ from exporter.actions.configs import ModelConfig
 # amplitude) still separates a working program from a broken one (docs/quantization.md).
 DEFAULT_QUANTIZED_SQNR_DB = 20.0
 
+# What a numerics_test compares with: the eager model, the .pt2's module(), or another
+# torch_export's (reference_program).
+NUMERICS_REFERENCES = ("eager", "exported", "program")
 
-def _tuple(values):
-    return tuple(values or ())
+# Every exporter module that a test rule or a `bazel run` target of the rules runs, by the name
+# the rules know it by (exporter_facts.bzl's EXPORTER_MODULES): a module that moves in exporter/
+# changes this table only.
+MODULES = {
+    "benchmark": "exporter.checks.benchmark",  # executorch_benchmark
+    "budget": "exporter.checks.budget",  # program_budget_test
+    "bundled_cases": "exporter.checks.bundled_cases",  # bundled_program_test
+    "generation": "exporter.checks.generation",  # llm_generation_test
+    "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
+    "numerics": "exporter.checks.numerics",  # numerics_test
+    "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
+    "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
+}
 
 
 @dataclasses.dataclass(frozen=True)
-class Tolerances:
+class RunfilesModelConfig(ModelConfig):
+    """A model as a test reads it: its import roots, runfiles-relative in the JSON, made absolute
+    from the test's working directory (its runfiles root)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "import_roots", tuple(os.path.abspath(r) for r in self.import_roots))
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerances(Config):
     """rtol and atol as the test sets them; None takes the default of the program's backends
     (numerics.DEFAULT_TOLERANCES)."""
 
-    rtol: float = None
-    atol: float = None
-
-    @classmethod
-    def from_json(cls, data):
-        return cls(rtol=data.get("rtol"), atol=data.get("atol"))
+    rtol: float | None = None
+    atol: float | None = None
 
     @property
     def set(self):
@@ -48,7 +69,7 @@ class Tolerances:
 
 
 @dataclasses.dataclass(frozen=True)
-class Calibration:
+class Calibration(Config):
     """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
 
     label: str
@@ -56,27 +77,30 @@ class Calibration:
 
 
 @dataclasses.dataclass(frozen=True)
-class ExportedMethod:
+class ExportedMethod(Config):
     """One method's exported program: its torch_export, .pt2 and shape spec."""
 
-    exported_label: str
     pt2: str
-    spec: dict
-
-    @classmethod
-    def from_json(cls, data):
-        return cls(exported_label=data.get("exported_label"), pt2=data["pt2"], spec=data.get("spec"))
+    exported_label: str | None = None
+    spec: dict | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class NumericsConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CheckConfig(Config):
+    """The field every check's config has: the test's label, for messages."""
+
+    label: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NumericsConfig(CheckConfig):
     """numerics_test: a program's method in the ExecuTorch runtime against a reference.
 
     program, pte, ptd     the executorch_program, its .pte and its .ptd (external weights) or None
     method                the method the cases call
     exported_label, pt2, pt2_manifest, spec   the method's torch_export, its .pt2, manifest, spec
     reference             "eager" (model), "exported" (the .pt2) or "program" (reference_program)
-    model                 ModelConfig of the eager model, its import roots made absolute, or None
+    model                 RunfilesModelConfig of the eager model, or None
     reference_program     {"label", "pt2"} of another torch_export, or None
     backends, quantized   the program's backends; whether its export was quantized
     tolerances, min_sqnr_db, min_top1_agreement   how outputs are judged (numerics.Checks)
@@ -88,67 +112,33 @@ class NumericsConfig:
     native_runner, native_runner_label   the native runner's path and label
     """
 
-    label: str
     program: str
     pte: str
-    ptd: str
-    method: str
-    exported_label: str
-    pt2: str
-    pt2_manifest: str
-    spec: dict
-    reference: str
-    model: ModelConfig
-    reference_program: dict
-    backends: tuple
-    quantized: bool
-    tolerances: Tolerances
-    min_sqnr_db: float
-    min_top1_agreement: float
-    calibration: Calibration
-    inputs: tuple
-    steps: tuple = ()
-    method_programs: dict = dataclasses.field(default_factory=dict)
-    runtimes: tuple = ("python",)
-    native_runner: str = None
-    native_runner_label: str = None
-
-    @classmethod
-    def from_json(cls, data):
-        model = ModelConfig.from_json(data["model"]) if data.get("model") else None
-        if model is not None:  # runfiles-relative roots, from the test's working directory
-            model = dataclasses.replace(model, import_roots=tuple(os.path.abspath(r) for r in model.import_roots))
-        calibration = data.get("calibration")
-        return cls(
-            label=data["label"],
-            program=data["program"],
-            pte=data["pte"],
-            ptd=data.get("ptd"),
-            method=data.get("method", "forward"),
-            exported_label=data.get("exported_label"),
-            pt2=data.get("pt2"),
-            pt2_manifest=data.get("pt2_manifest"),
-            spec=data.get("spec"),
-            reference=data.get("reference", "eager"),
-            model=model,
-            reference_program=data.get("reference_program"),
-            backends=_tuple(data.get("backends")),
-            quantized=bool(data.get("quantized")),
-            tolerances=Tolerances.from_json(data),
-            min_sqnr_db=data.get("min_sqnr_db"),
-            min_top1_agreement=data.get("min_top1_agreement"),
-            calibration=Calibration(**calibration) if calibration else None,
-            inputs=_tuple(data.get("inputs")),
-            steps=_tuple(data.get("steps")),
-            method_programs={name: ExportedMethod.from_json(m) for name, m in (data.get("method_programs") or {}).items()},
-            runtimes=_tuple(data.get("runtimes") or ["python"]),
-            native_runner=data.get("native_runner"),
-            native_runner_label=data.get("native_runner_label"),
-        )
+    ptd: str | None = None
+    method: str = "forward"
+    exported_label: str | None = None
+    pt2: str | None = None
+    pt2_manifest: str | None = None
+    spec: dict | None = None
+    reference: str = "eager"
+    model: RunfilesModelConfig | None = None
+    reference_program: dict | None = None
+    backends: tuple[str, ...] = ()
+    quantized: bool = False
+    tolerances: Tolerances = inline()
+    min_sqnr_db: float | None = None
+    min_top1_agreement: float | None = None
+    calibration: Calibration | None = None
+    inputs: tuple[dict, ...] = ()
+    steps: tuple[dict, ...] = ()
+    method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
+    runtimes: tuple[str, ...] = ("python",)
+    native_runner: str | None = None
+    native_runner_label: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class SnapshotConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SnapshotConfig(CheckConfig):
     """graph_snapshot_test: the text of a .pt2 (and of a .pte's plan) against a golden file.
 
     subject           the torch_export or executorch_program the golden shows
@@ -157,32 +147,26 @@ class SnapshotConfig:
     update_target     the `bazel run` target that rewrites the golden
     """
 
-    label: str
     subject: str
     pt2: str
-    pte: str
-    spec: dict
     golden: str
     update_target: str
+    pte: str | None = None
+    spec: dict | None = None
     kind = "snapshot"
 
-    @classmethod
-    def from_json(cls, data):
-        return cls(label=data["label"], subject=data["subject"], pt2=data["pt2"], pte=data.get("pte"),
-                   spec=data.get("spec"), golden=data["golden"], update_target=data["update_target"])
-
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
+class Limits(Config):
     """A program_budget_test's limits in bytes; None for no limit."""
 
-    pte_bytes: int = None
-    ptd_bytes: int = None
-    planned_bytes: dict = dataclasses.field(default_factory=dict)  # {method: bytes}
+    pte_bytes: int | None = None
+    ptd_bytes: int | None = None
+    planned_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: bytes}
 
 
-@dataclasses.dataclass(frozen=True)
-class BudgetConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BudgetConfig(CheckConfig):
     """program_budget_test: a program's sizes against its limits and its golden.
 
     program, manifest, pte, ptd   the executorch_program, its manifest, .pte and .ptd or None
@@ -192,32 +176,20 @@ class BudgetConfig:
     golden, update_target   the golden's workspace-relative path (or None) and its `bazel run` target
     """
 
-    label: str
     program: str
     manifest: str
     pte: str
-    ptd: str
-    methods: tuple
-    limits: Limits
-    max_growth_percent: float
-    golden: str
     update_target: str
+    ptd: str | None = None
+    methods: tuple[str, ...] = ()
+    limits: Limits = dataclasses.field(default_factory=Limits)
+    max_growth_percent: float | None = None
+    golden: str | None = None
     kind = "budget"
 
-    @classmethod
-    def from_json(cls, data):
-        limits = data.get("limits") or {}
-        return cls(
-            label=data["label"], program=data["program"], manifest=data["manifest"], pte=data["pte"],
-            ptd=data.get("ptd"), methods=_tuple(data.get("methods")),
-            limits=Limits(limits.get("pte_bytes"), limits.get("ptd_bytes"), dict(limits.get("planned_bytes") or {})),
-            max_growth_percent=data.get("max_growth_percent"), golden=data.get("golden"),
-            update_target=data["update_target"],
-        )
 
-
-@dataclasses.dataclass(frozen=True)
-class BundledCasesConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BundledCasesConfig(CheckConfig):
     """bundled_program_test: a .bpte's bundled cases in the ExecuTorch runtime.
 
     bundle, bpte, manifest   the bundled_program, its .bpte and manifest
@@ -225,53 +197,36 @@ class BundledCasesConfig:
     ptd                      the program's .ptd (weights = "external"), or None
     """
 
-    label: str
     bundle: str
     bpte: str
     manifest: str
-    backends: tuple
-    tolerances: Tolerances
-    ptd: str = None
-
-    @classmethod
-    def from_json(cls, data):
-        return cls(label=data["label"], bundle=data["bundle"], bpte=data["bpte"], manifest=data["manifest"],
-                   backends=_tuple(data.get("backends")), tolerances=Tolerances.from_json(data),
-                   ptd=data.get("ptd"))
+    backends: tuple[str, ...] = ()
+    tolerances: Tolerances = inline()
+    ptd: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class GenerationTestConfig:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GenerationTestConfig(CheckConfig):
     """llm_generation_test: an llm_program's greedy generation in ExecuTorch's runners.
 
     program, pte, ptd      the llm_program, its .pte and its .ptd or None
     tokenizer              {"label", "file", "manifest", "format"} of its tokenizer
-    model                  ModelConfig of the eager model (the program's)
+    model                  RunfilesModelConfig of the eager model (the program's)
     manifest               the program's .pte.json (its constant methods: get_max_context_len)
     prompts, max_new_tokens   what to generate
     native_runner, native_runner_label   the native runner's path and label
     """
 
-    label: str
     program: str
     pte: str
-    ptd: str
     tokenizer: dict
-    model: ModelConfig
+    model: RunfilesModelConfig
     manifest: str
-    prompts: tuple
+    prompts: tuple[str, ...]
     max_new_tokens: int
     native_runner: str
     native_runner_label: str
-
-    @classmethod
-    def from_json(cls, data):
-        model = ModelConfig.from_json(data["model"])
-        model = dataclasses.replace(model, import_roots=tuple(os.path.abspath(r) for r in model.import_roots))
-        return cls(label=data["label"], program=data["program"], pte=data["pte"], ptd=data.get("ptd"),
-                   tokenizer=data["tokenizer"], model=model, manifest=data["manifest"],
-                   prompts=tuple(data["prompts"]), max_new_tokens=data["max_new_tokens"],
-                   native_runner=data["native_runner"], native_runner_label=data["native_runner_label"])
+    ptd: str | None = None
 
 
 def golden_config(data):

@@ -1,0 +1,80 @@
+"""Every bad executorch_program fails analysis with one message that names it and the fix: a
+table of bad programs, each declared with its test in one row (bad_target_test_suite)."""
+
+load("//rules:defs.bzl", "executorch_program")
+load("//tests/starlark:bad_target_test.bzl", "bad_target_test_suite")
+
+# name: the bad program (its test is <name>_test); attrs: its executorch_program arguments;
+# needles: fragments its failure message must hold besides the program's label.
+BAD_PROGRAMS = [
+    struct(
+        name = "methods_and_exported",
+        attrs = dict(exported = "//tests/starlark:plain_ep", methods = {"forward": "//tests/starlark:plain_ep"}),
+        needles = ["set exported (one method, forward) or methods (several), not both"],
+    ),
+    struct(
+        name = "empty_methods",
+        attrs = dict(methods = {}),
+        needles = ["methods is empty; give at least one"],
+    ),
+    struct(
+        name = "method_not_identifier",
+        attrs = dict(methods = {"de-code": "//tests/starlark:plain_ep"}),
+        needles = ["method name \"de-code\" is not an identifier"],
+    ),
+    struct(
+        name = "metadata_names_a_method",
+        attrs = dict(metadata = {"decode": 1}, methods = {"decode": "//tests/starlark:plain_ep", "forward": "//tests/starlark:plain_ep"}),
+        needles = ["metadata key \"decode\" has the name of a method", "rename the key"],
+    ),
+    struct(
+        name = "metadata_not_scalar",
+        attrs = dict(exported = "//tests/starlark:plain_ep", metadata = {"labels": ["a", "b"]}),
+        needles = ["metadata[\"labels\"] is a list of string", "give an int, float, bool, string or a non-empty list of ints"],
+    ),
+    struct(
+        name = "metadata_named_input_schema",
+        attrs = dict(exported = "//tests/starlark:plain_ep", metadata = {"input_schema": "mine"}),
+        needles = ["metadata key \"input_schema\" has the name of a method"],
+    ),
+    struct(
+        name = "unknown_weights",
+        attrs = dict(exported = "//tests/starlark:plain_ep", weights = "outside"),
+        needles = ["weights = \"outside\" is not one of [\"inline\", \"external\"]", "use \"external\" for a separate .ptd file"],
+    ),
+    struct(
+        name = "initialized_buffers_not_a_list",
+        attrs = dict(exported = "//tests/starlark:plain_ep", initialized_buffers = "k_cache"),
+        needles = ["initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"]"],
+    ),
+    struct(
+        name = "unknown_kernels",
+        attrs = dict(exported = "//tests/starlark:plain_ep", kernels = "portabel"),
+        needles = ["kernels has \"portabel\"; use one of [\"portable\", \"optimized\", \"quantized\"]", "or the label of a kernel list YAML in ExecuTorch's functions.yaml format, e.g. \":my_ops\""],
+    ),
+    struct(
+        name = "no_kernels",
+        attrs = dict(exported = "//tests/starlark:plain_ep", kernels = []),
+        needles = ["kernels is empty; name the kernel library the app links, e.g. kernels = \"portable\""],
+    ),
+    # Backends per method: exactly the program's methods, each list of known backends.
+    struct(
+        name = "backends_miss_a_method",
+        attrs = dict(backends = {"forward": ["xnnpack"]}, methods = {"decode": "//tests/starlark:plain_ep", "forward": "//tests/starlark:plain_ep"}),
+        needles = ["backends names methods [\"forward\"] but the program has [\"decode\", \"forward\"]", "give one list per method, e.g. {\"decode\": [], \"forward\": [\"xnnpack\"]}"],
+    ),
+    struct(
+        name = "backends_name_an_unknown_method",
+        attrs = dict(backends = {"batched": [], "forward": ["xnnpack"]}, exported = "//tests/starlark:plain_ep"),
+        needles = ["backends names methods [\"batched\", \"forward\"] but the program has [\"forward\"]"],
+    ),
+    struct(
+        name = "method_backend_unknown",
+        attrs = dict(backends = {"forward": ["vulkan"]}, exported = "//tests/starlark:plain_ep"),
+        needles = ["backends has \"vulkan\"; use [\"xnnpack\"] (or [] for the portable runtime)"],
+    ),
+]
+
+def bad_program_test_suite(name):
+    """Declares every bad program of BAD_PROGRAMS with its test, and the test_suite `name`."""
+    bad_target_test_suite(name, executorch_program, BAD_PROGRAMS)
