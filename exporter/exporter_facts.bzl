@@ -6,38 +6,57 @@ EXPORTER_ACTIONS = {
     "export": {
         "mnemonic": "TorchExport",
         "worker": True,
+        "remote": True,
     },
     "lower": {
         "mnemonic": "ExecuTorchLower",
         "worker": True,
+        "remote": True,
     },
     "etrecord": {
         "mnemonic": "ExecuTorchETRecord",
         "worker": True,
+        "remote": True,
     },
     "bundle": {
         "mnemonic": "ModelBundle",
         "worker": False,
+        "remote": True,
     },
     "calibrate": {
         "mnemonic": "CalibrationData",
         "worker": False,
+        "remote": True,
     },
     "quantize": {
         "mnemonic": "TorchQuantize",
         "worker": True,
+        "remote": True,
     },
     "bundled_program": {
         "mnemonic": "BundledProgram",
         "worker": False,
+        "remote": True,
     },
     "selected_ops": {
         "mnemonic": "ExecuTorchSelectedOps",
         "worker": False,
+        "remote": True,
     },
     "tokenizer": {
         "mnemonic": "TokenizerCheck",
         "worker": False,
+        "remote": True,
+    },
+    "report": {
+        "mnemonic": "ProgramReport",
+        "worker": False,
+        "remote": False,
+    },
+    "dashboard": {
+        "mnemonic": "ProgramDashboard",
+        "worker": False,
+        "remote": True,
     },
 }
 
@@ -106,6 +125,19 @@ CONFIG_DEFAULTS = {
     "tokenizer": {
         "bos_id": None,
         "eos_ids": [],
+    },
+    "report": {
+        "ptd": None,
+        "exports": {},
+        "selected_operators": None,
+        "kernels": [],
+        "etdump": None,
+        "etdump_method": "forward",
+    },
+    "dashboard": {
+        "summaries": [],
+        "budgets": [],
+        "numerics": [],
     },
 }
 

@@ -1,10 +1,11 @@
-"""The ProgramReport action: a program's files -> `<program>.report.html` and its summary.
+"""The ProgramReport action: a program's files -> `<program>.report.html` and its summary
+`<program>.report.json` (what program_dashboard reads).
 
 It reads only what the build already made (the lowering's graph record, the .pte and its
-manifest, the .pt2 manifests, the .ptd, the selected operators, and when given a budget, an
-ETDump profile and a numerics report), lays each method's graph out with graphviz's `dot`, and
-writes one self-contained HTML file (formats/program_report.py). No torch, no ExecuTorch import:
-a report costs a second, not a lowering.
+manifest, the .pt2 manifests, the .ptd, the selected operators; and an ETDump of native runs
+when one is given), lays each method's graph out with graphviz's `dot`, and writes one
+self-contained HTML file (formats/program_report.py). No torch, no ExecuTorch import: a report
+costs about a second, not a lowering.
 """
 
 import json
@@ -78,29 +79,25 @@ def read_profile(path, method, pte_path, graph):
     return found, {method: etdump.attribute(found, plan, graph["methods"][method])}
 
 
-def read_data(inputs):
-    """The report's data from its input files: a dict with "graph", "pte", "manifest" and the
-    optional "ptd", "exports" ({method: .pt2 manifest}), "selected_operators", "kernels",
-    "budget", "profile", "numerics", "dot" and "dot_version" paths or values."""
-    graph = _json(inputs["graph"], "the graph record")
+def read_data(config):
+    """The report's data from the files a ReportConfig names: the graph record, the manifests,
+    the .pte's and .ptd's summaries, the selected operators, and each method's graph laid out."""
+    graph = _json(config.graph, "the graph record")
     data = {
         "graph": graph,
-        "manifest": _json(inputs["manifest"], "the manifest"),
-        "summary": pte_inspect.summarize(inputs["pte"]),
-        "ptd": pte_inspect.summarize_ptd(inputs["ptd"]) if inputs.get("ptd") else None,
-        "exports": {m: _json(p, "the export manifest") for m, p in sorted((inputs.get("exports") or {}).items())},
-        "selected_operators": read_selected_operators(inputs["selected_operators"])
-        if inputs.get("selected_operators") else None,
-        "kernels": inputs.get("kernels"),
-        "budget": inputs.get("budget"),
+        "manifest": _json(config.manifest, "the manifest"),
+        "summary": pte_inspect.summarize(config.pte),
+        "ptd": pte_inspect.summarize_ptd(config.ptd) if config.ptd else None,
+        "exports": {m: _json(p, "the export manifest") for m, p in sorted(config.exports.items())},
+        "selected_operators": read_selected_operators(config.selected_operators)
+        if config.selected_operators else None,
+        "kernels": list(config.kernels),
         "profile": None,
-        "numerics": inputs.get("numerics"),
-        "graphviz": dot_version(inputs["dot_version"]),
-        "svgs": layout_methods(graph, inputs["dot"]),
+        "graphviz": dot_version(config.dot_version),
+        "svgs": layout_methods(graph, config.dot),
     }
-    if inputs.get("etdump"):
-        data["profile"], data["node_extra"] = read_profile(inputs["etdump"], inputs.get("etdump_method") or "forward",
-                                                           inputs["pte"], graph)
+    if config.etdump:
+        data["profile"], data["node_extra"] = read_profile(config.etdump, config.etdump_method, config.pte, graph)
     return data
 
 
@@ -109,3 +106,9 @@ def write(data, html_path, summary_path):
     atomic.write_bytes(html_path, text.encode("utf-8"))
     if summary_path:
         atomic.write_bytes(summary_path, (json.dumps(brief, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def run(config):
+    """Runs the action for a ReportConfig (outputs "html", and "summary" unless a report is
+    written outside the build, as `bazel run <program>.profile -- --report=FILE` does)."""
+    write(read_data(config), config.outputs["html"], config.outputs.get("summary"))

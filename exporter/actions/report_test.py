@@ -5,9 +5,10 @@ import json
 
 from runfiles import Runfiles
 
-from exporter.actions import lower, program_graph, report
+from exporter.actions import lower, program_graph, registry, report
 from exporter.formats import pt2
 from exporter.tests import built_programs
+
 
 def _graph(tmp_path):
     ep = pt2.load(built_programs.path("tiny_ep.pt2"))
@@ -19,13 +20,14 @@ def _graph(tmp_path):
     return record, str(path)
 
 
-def _inputs(graph_path):
+def _config(graph_path, run):
     files = Runfiles.Create()
-    return {"graph": graph_path, "pte": built_programs.path("tiny_xnnpack_pte.pte"),
-            "manifest": built_programs.path("tiny_xnnpack_pte.pte.json"),
-            "exports": {"forward": built_programs.path("tiny_ep.pt2.json")},
-            "kernels": ["portable"], "dot": files.Rlocation("graphviz/dot.sh"),
-            "dot_version": files.Rlocation("graphviz/version.txt")}
+    return registry.ReportConfig(
+        identity="", graph=graph_path, pte=built_programs.path("tiny_xnnpack_pte.pte"),
+        manifest=built_programs.path("tiny_xnnpack_pte.pte.json"),
+        exports={"forward": built_programs.path("tiny_ep.pt2.json")}, kernels=("portable",),
+        dot=files.Rlocation("graphviz/dot.sh"), dot_version=files.Rlocation("graphviz/version.txt"),
+        outputs={"html": str(run) + ".report.html", "summary": str(run) + ".report.json"}, raw={})
 
 
 def test_the_graph_record_has_partitions_shapes_weights_and_the_memory_plan(tmp_path):
@@ -46,8 +48,7 @@ def test_the_graph_record_has_partitions_shapes_weights_and_the_memory_plan(tmp_
 def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
     _, graph_path = _graph(tmp_path)
     for run in ("a", "b"):
-        report.write(report.read_data(_inputs(graph_path)), str(tmp_path / f"{run}.report.html"),
-                     str(tmp_path / f"{run}.report.json"))
+        report.run(_config(graph_path, tmp_path / run))
     first, second = (tmp_path / "a.report.html").read_bytes(), (tmp_path / "b.report.html").read_bytes()
     assert first == second
     text = first.decode("utf-8")

@@ -2,7 +2,7 @@
 dashboard reads (`<program>.report.json`).
 
 render(data) takes what actions/report.py read: the graph record, the .pte summary, the
-manifests, the SVG of each method's graph, and the optional budget, profile and numerics.
+manifests, the SVG of each method's graph, and the optional ETDump profile.
 """
 
 from exporter.formats import graph_dot, report_charts, report_figures
@@ -31,7 +31,7 @@ def _memory_text(node_name, method):
 
 def node_details(method, prefix, extra):
     """{svg id: what the details panel shows} for every node of a method; extra maps a node's
-    name to its native time and SQNR text, when the program has them."""
+    name to its native time, when an ETDump gave one."""
     partitions = {p["index"]: p for p in method["partitions"]}
     details = {}
     for node in method["nodes"]:
@@ -183,8 +183,9 @@ def memory_section(graph):
 def profile_section(profile):
     if not profile:
         return section("profile", "Native time", note(
-            "No ETDump profile was given for this program. Record one on the device (or here with "
-            "`bazel run <program>.profile -- --etdump=FILE`) and name it in the report's `etdump`."))
+            "Native time is measured, not built: it changes from run to run and from device to device, "
+            "and a build output must not. `bazel run <program>.profile` prints each operator's and each "
+            "delegate's time in ExecuTorch's native runtime from an ETDump."))
     rows = [[r["runner"], Raw(f"<code>{esc('whole delegate call' if r['event'] == 'DELEGATE_CALL' else r['event'])}"
                               f"</code>"), f"{r['ms']:.3f}", percent(r["ms"], profile["execute_ms"]),
              ", ".join(r.get("nodes", []))] for r in profile["rows"][:60]]
@@ -197,32 +198,21 @@ def profile_section(profile):
         + (note(f"{more} smaller rows not shown.") if more > 0 else ""))
 
 
-def numerics_section(numerics):
-    if not numerics:
-        return section("numerics", "Numerics", note(
-            "No numerics report was given for this program; name a divergence report in the report's "
-            "`numerics` to see each layer's SQNR against the reference."))
-    top = max([r["sqnr_db"] for r in numerics["rows"] if r["sqnr_db"] is not None] + [1.0])
-    rows = [[Raw(f"<code>{esc(r['node'])}</code>"), r.get("module", ""),
-             "-" if r["sqnr_db"] is None else f"{r['sqnr_db']:.1f}",
-             bar([("SQNR", max(r["sqnr_db"] or 0.0, 0.0), "#10b981")], top)] for r in numerics["rows"]]
-    return section("numerics", "Numerics", note(f"From {numerics['source']}: SQNR in dB of each operator's "
-                                                f"output against the reference (higher is closer).")
-                   + table(["operator", "module", "SQNR dB", ""], rows, numeric=(2,)))
+def numerics_section():
+    return section("numerics", "Numerics", note(
+        "The program's numerics are a test's result, not a build output: numerics_test runs the .pte "
+        "against its reference when `bazel test` runs it (its SQNR and tolerances), and a failing one "
+        "writes where the program first departs, operator by operator, to its log. A report is built "
+        "before any test runs, so it shows none; the dashboard names each program's numerics_test and "
+        "the SQNR floor it sets."))
 
 
-def budget_section(budget):
-    if not budget:
-        return section("budget", "Budget", note("No program_budget_test names this program."))
-    rows = []
-    for name, actual in sorted(budget["figures"].items()):
-        limit = budget["limits"].get(name)
-        golden = budget.get("golden", {}).get(name)
-        rows.append([name, size(actual), size(limit), "-" if limit is None else percent(limit - actual, limit),
-                     size(golden), bar([("used", actual, "#2563eb")], limit) if limit else ""])
-    return section("budget", "Budget", note(f"Limits of {budget['test']}; headroom is the share of the limit "
-                                            f"still free.") + table(
-        ["figure", "now", "limit", "headroom", "golden", ""], rows, numeric=(1, 2, 3, 4)))
+def budget_section():
+    return section("budget", "Budget", note(
+        "A program's limits are set by its program_budget_test, which depends on the program: the "
+        "program cannot see them. The dashboard (program_dashboard; //models:report in the zoo) shows "
+        "each budget's figures, limits and headroom. This program's figures are above: the .pte "
+        "and .ptd in Size, each method's planned memory in Memory."))
 
 
 def _kernels(selected):
@@ -251,20 +241,11 @@ def facts_section(data):
                    + _kernels(data.get("selected_operators")))
 
 
-def _headroom(budget):
-    """The smallest share of a limit still free, over the figures the budget limits; None without."""
-    if not budget:
-        return None
-    free = [(limit - budget["figures"][name]) / limit for name, limit in budget["limits"].items()
-            if limit and name in budget["figures"]]
-    return min(free) if free else None
-
-
 def summary(data, report_name):
     """What the zoo's dashboard shows of this program."""
-    manifest, numerics, profile = data["manifest"], data.get("numerics"), data.get("profile")
-    planned = [m["planned_memory"]["bytes"] for m in manifest["methods"].values()]
-    sqnrs = [r["sqnr_db"] for r in (numerics or {}).get("rows", []) if r["sqnr_db"] is not None]
+    manifest, profile = data["manifest"], data.get("profile")
+    planned = {name: m["planned_memory"]["bytes"] for name, m in manifest["methods"].items()
+               if name in data["graph"]["methods"]}  # not the constant methods
     return {
         "format": SUMMARY_FORMAT,
         "label": manifest["label"],
@@ -274,10 +255,9 @@ def summary(data, report_name):
         "methods": sorted(data["graph"]["methods"]),
         "backends": sorted({p["backend"] for m in data["graph"]["methods"].values() for p in m["partitions"]}),
         "delegated": report_figures.shares(report_figures.program_coverage(data["graph"])),
-        "planned_bytes": max(planned) if planned else 0,
+        "planned_bytes": max(planned.values()) if planned else 0,
+        "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
-        "min_sqnr_db": min(sqnrs) if sqnrs else None,
-        "budget_headroom": _headroom(data.get("budget")),
     }
 
 
@@ -295,10 +275,6 @@ def kpis(data, brief):
               ("planned memory", size(brief["planned_bytes"]))]
     if brief["p50_ms"] is not None:
         found.append(("native p50", f"{brief['p50_ms']:.3f} ms"))
-    if brief["min_sqnr_db"] is not None:
-        found.append(("lowest SQNR", f"{brief['min_sqnr_db']:.1f} dB"))
-    if brief["budget_headroom"] is not None:
-        found.append(("budget headroom", _share(brief["budget_headroom"])))
     return found
 
 
@@ -313,8 +289,8 @@ def render(data, report_name):
         ("size", "Size", size_section(data)),
         ("memory", "Memory", memory_section(graph)),
         ("profile", "Native time", profile_section(data.get("profile"))),
-        ("numerics", "Numerics", numerics_section(data.get("numerics"))),
-        ("budget", "Budget", budget_section(data.get("budget"))),
+        ("numerics", "Numerics", numerics_section()),
+        ("budget", "Budget", budget_section()),
         ("facts", "Facts", facts_section(data)),
     ]
     nodes = {name: node_details(method, f"{name}-", extra.get(name, {}))

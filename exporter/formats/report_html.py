@@ -109,8 +109,8 @@ function show(method,id){const d=(data.nodes[method]||{})[id];const box=document
  const dl=box.querySelector('dl');
  [['node',d.name],['runs on',d.runs_on],['module',d.module?(d.module+(d.module_type?' ('+d.module_type+')':'')):''],
   ['outputs',(d.values||[]).join('\\n')],['weights',(d.weights||[]).join('\\n')],['parameters',d.params?fmt(d.params):''],
-  ['FLOPs (largest shapes)',d.flops?fmt(d.flops):''],['planned at',d.memory||''],['native time',d.time||''],
-  ['SQNR',d.sqnr||'']].forEach(function(r){
+  ['FLOPs (largest shapes)',d.flops?fmt(d.flops):''],['planned at',d.memory||''],
+  ['native time',d.time||'']].forEach(function(r){
   if(!r[1])return;const dt=document.createElement('dt');dt.textContent=r[0];const dd=document.createElement('dd');
   dd.textContent=r[1];dd.style.whiteSpace='pre-wrap';dl.appendChild(dt);dl.appendChild(dd)});}
 document.querySelectorAll('.viewport').forEach(function(vp){if(vp.offsetParent)start(vp)});
