@@ -15,6 +15,7 @@ load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
+load(":program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 
 # The lowering's defaults (exporter/actions/registry.py's LowerConfig).
 LOWER_DEFAULTS = CONFIG_DEFAULTS["lower"]
@@ -159,6 +160,9 @@ def _declare_outputs(ctx):
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
+
+    # What the report draws, read while the lowering has the program in memory.
+    outputs["graph"] = ctx.actions.declare_file(ctx.label.name + ".program_graph.json")
     return outputs
 
 def _config(ctx, checked, semantics):
@@ -185,9 +189,9 @@ def _config(ctx, checked, semantics):
         config["llm"] = semantics.llm
     return config
 
-def _providers(ctx, checked, outputs, log, etrecord, semantics):
+def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
     methods = checked.methods
-    files = [f for role, f in outputs.items() if role != "selected_ops"]
+    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph")]
     return [
         executorch_program_info(
             label = ctx.label,
@@ -204,7 +208,9 @@ def _providers(ctx, checked, outputs, log, etrecord, semantics):
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
-            logs = depset([log]),
+            logs = depset(logs),
+            report = depset(report),
+            program_graph = depset([outputs["graph"]]),
             pte_summary = depset([outputs["summary"]] if "summary" in outputs else []),
             selected_ops = depset([outputs["selected_ops"]]),
             etrecord = depset([etrecord]),
@@ -259,7 +265,9 @@ def lower_program(ctx, semantics):
         inputs = pt2s + [outputs["pte"]] + semantics.inputs,
         outputs = {"etrecord": etrecord},
     )
-    return _providers(ctx, checked, outputs, log, etrecord, semantics)
+    kernels = ctx.attr.kernels + [str(target.label) for target in ctx.attr.kernel_lists]
+    report = program_report(ctx, outputs, checked.methods, kernels)
+    return _providers(ctx, checked, outputs, [log], etrecord, report, semantics)
 
 # The attributes of every rule that lowers with lower_program, set by its macro (program_attrs).
 PROGRAM_ATTRS = dict({
@@ -306,7 +314,7 @@ PROGRAM_ATTRS = dict({
         doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
               "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
     ),
-}, **warm_up_attrs("lower"))
+}, **dict(warm_up_attrs("lower"), **GRAPHVIZ_ATTRS))
 
 def split_kernels(kernels):
     """Splits executorch_program's `kernels` into built-in library names and YAML labels.
