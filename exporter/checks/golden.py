@@ -80,16 +80,16 @@ def outputs_path(label, name):
 def _save_visual_diff(config, expected, actual):
     """Writes the graphs side by side (checks/snapshot_diff.py) next to the actual text; returns
     the line that names it, or "" when the test has no outputs folder or no graphviz."""
-    out_dir, dot = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR"), getattr(config, "dot", None)
-    if not out_dir or not dot:
+    out_dir = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+    if not out_dir or not config.dot:
         return ""
     from exporter.checks import snapshot_diff
 
     name = os.path.basename(config.golden) + ".diff.html"
-    with open(getattr(config, "dot_version"), encoding="utf-8") as f:
-        graphviz = f.read().strip().splitlines()[0]
     try:
-        text = snapshot_diff.render(expected, actual, config.label, config.golden, dot, graphviz)
+        with open(config.dot_version, encoding="utf-8") as f:
+            graphviz = f.read().strip().splitlines()[0]
+        text = snapshot_diff.render(expected, actual, config.label, config.golden, config.dot, graphviz)
     except (OSError, RuntimeError) as e:  # the text diff below still says what changed
         return f"No visual diff: {e}\n"
     with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
