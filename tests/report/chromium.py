@@ -17,9 +17,11 @@ import subprocess
 import tempfile
 import time
 
+BINARY = "/usr/lib/chromium/chromium"
+
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-         "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe")
+         "--hide-scrollbars", "--mute-audio", "--disable-dev-shm-usage", "--remote-debugging-pipe")
 
 
 def _high(fd):
@@ -32,7 +34,7 @@ def _high(fd):
 class Browser:
     """One Chromium process with one page; use as a context manager."""
 
-    def __init__(self, binary="/usr/lib/chromium/chromium", width=1440, height=1000):
+    def __init__(self, binary=BINARY, width=1440, height=1000):
         self.binary, self.size = binary, (width, height)
         self.events, self._next, self._buffer = [], 0, b""
 
@@ -106,6 +108,12 @@ class Browser:
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def click(self, x, y):
+        """A left click at (x, y) in the page's viewport, as a mouse gives it."""
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                   "clickCount": 0 if kind == "mouseMoved" else 1}, session=True)
 
     def problems(self):
         """Console errors and warnings, uncaught exceptions and failed loads since the last open."""
