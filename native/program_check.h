@@ -1,6 +1,5 @@
 // What a program needs from the linked libraries, checked before any method loads.
 #pragma once
-#include <executorch/extension/module/module.h>
 
 #include <map>
 #include <set>
@@ -8,14 +7,28 @@
 
 namespace et_runner {
 
-// {method: {"namespace::op.overload"}} from the .pte's flatbuffer (schema/program.fbs):
+// What a method needs from the linked libraries, from the .pte's flatbuffer (schema/program.fbs):
 // ExecuTorch has no API for a program's operator list, and a method's load stops (after
 // logging each one) with Error::OperatorMissing but no name in the error itself.
-std::map<std::string, std::set<std::string>> program_operators(const std::string& pte);
+struct MethodNeeds {
+  std::set<std::string> operators;  // "namespace::op.overload"
+  std::set<std::string> backends;   // delegates' backend ids
+  std::set<std::string> external_tensors;  // keys of constant tensors whose data is in a .ptd
+};
+
+// {method: what it needs}. Throws (one line naming the file) when the walk finds the program
+// inconsistent in a way the runtime's verification lets through and then crashes on: a kernel
+// call whose operator index is out of range, an operator without a name or with a name longer
+// than the runtime's buffer, a delegate without a backend id.
+std::map<std::string, MethodNeeds> program_needs(const std::string& pte);
+
+// {key: has a tensor layout} of a .ptd, after checking that its header, flatbuffer, segments,
+// names and layouts are consistent with each other and the file; throws (one line naming the
+// file) when not. Run before the runtime opens it: the runtime does not verify a .ptd.
+std::map<std::string, bool> ptd_entries(const std::string& ptd);
 
 // "" when every operator and delegate of `methods` is registered; else one sentence naming
 // the first missing one and the library to link.
-std::string missing(executorch::extension::Module& module, const std::string& pte,
-                    const std::set<std::string>& methods);
+std::string missing(const std::map<std::string, MethodNeeds>& program, const std::set<std::string>& methods);
 
 }  // namespace et_runner

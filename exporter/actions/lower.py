@@ -12,7 +12,7 @@ from exporter.formats import program_summary
 from exporter.actions import selected_ops
 from exporter.core import shape_spec
 from exporter.formats import pt2
-from exporter.core.errors import Context, UserError
+from exporter.core.errors import BadFile, Context, UserError
 
 BACKENDS = ("xnnpack",)
 
@@ -89,7 +89,7 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
                                            constant_methods=constant_methods or None,
                                            generate_etrecord=generate_etrecord)
         state = buffers.mark_initialized(edge, initialized_buffers, label)
-        options = {}
+        options: dict = {}
         if state:
             # Names in the .pte (tools and apps read them), and one copy of each buffer that
             # every method reads and writes, as the eager module has.
@@ -149,10 +149,11 @@ def _write_weights(et_program, path):
 def _load(method, context):
     try:
         ep = pt2.load(method.pt2)
+    except pt2.UnregisteredOperators as e:
+        raise UserError(lowering_errors.unresolved_message(pt2.unresolved_operators(method.pt2), context)) from e
+    except BadFile:
+        raise  # one line naming the file (corrupt, or refused: it could run code)
     except Exception as e:
-        unresolved = pt2.unresolved_operators(method.pt2)
-        if unresolved:
-            raise UserError(lowering_errors.unresolved_message(unresolved, context)) from e
         raise UserError(f"cannot load {os.path.basename(method.pt2)}: {e}") from e
     unbounded = lowering_errors.unbounded_sizes(ep, method.spec)
     if unbounded:

@@ -45,3 +45,20 @@ def test_a_failed_program_of_several_methods_names_every_export(tmp_path):
     message = str(error.value)
     assert "no kernel for lower_test.twice" in message, message
     assert "ExecuTorch lowering of //t:a_ep, //t:b_ep for portable failed" in message, message
+
+
+@pytest.mark.parametrize("content", [b"not a zip", b""], ids=["foreign", "empty"])
+def test_a_corrupt_pt2_fails_in_one_line_naming_it(tmp_path, content):
+    """A .pt2 from a cache may be anything: the lowering says which file and what is wrong."""
+    (tmp_path / "identity.txt").write_text("python 3\n")
+    bad = tmp_path / "a.pt2"
+    bad.write_bytes(content)
+    config = registry.LowerConfig.from_json({
+        "label": "//t:program", "identity": str(tmp_path / "identity.txt"), "backends": [],
+        "methods": {"forward": {"exported_label": "//t:a_ep", "pt2": str(bad), "spec_label": None, "spec": None}},
+        "outputs": {"pte": str(tmp_path / "p.pte"), "manifest": str(tmp_path / "p.pte.json")},
+    })
+    with pytest.raises(UserError) as error:
+        lower.lowered(config)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(f"{bad}: not a zip archive (a .pt2 is one)"), message

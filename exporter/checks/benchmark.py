@@ -52,6 +52,10 @@ def python_figures(pte, ptd, method, warmup, iterations):
     """Load time, first call and p50/p90/min of `method` in ExecuTorch's Python runtime."""
     from executorch.runtime import Runtime
 
+    if ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
+        from exporter.formats import pte_inspect
+
+        pte_inspect.summarize_ptd(ptd)
     runtime = Runtime.get()
     start = time.perf_counter()
     program = runtime.load_program(pte, data_path=ptd) if ptd else runtime.load_program(pte)

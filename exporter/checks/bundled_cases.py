@@ -21,7 +21,8 @@ import torch
 
 from exporter.checks import contract, numerics
 from exporter.core import dtypes
-from exporter.formats import program_summary, pte_schema
+from exporter.core.errors import BadFile
+from exporter.formats import program_summary, pte_inspect, pte_schema
 
 
 def _bundle_schema():
@@ -31,15 +32,26 @@ def _bundle_schema():
     return pte_schema.Schema(os.path.join(root, "devtools/bundled_program/serialize/bundled_program_schema.fbs"))
 
 
+_SCALARS = {"Int": lambda v: v.int_val, "Bool": lambda v: v.bool_val, "Double": lambda v: v.double_val}
+
+
 def _value(value):
     """A bundled Value as the runtime takes it: a tensor (contiguous, as bundled), or a scalar."""
     val = value.val
+    if val is None:
+        raise pte_schema.Corrupt("a bundled value has no type")
     kind = program_summary.kind(val)
     if kind != "Tensor":
-        return {"Int": lambda v: v.int_val, "Bool": lambda v: v.bool_val, "Double": lambda v: v.double_val}[kind](val)
-    dtype = getattr(torch, dtypes.torch_name(val.scalar_type))
+        return _SCALARS[kind](val)
+    name = dtypes.torch_name(val.scalar_type)
+    dtype = getattr(torch, name, None)
     sizes = list(val.sizes)
-    data = bytes(val.data)
+    data = val.data.raw()
+    numel = 1
+    for size in sizes:
+        numel *= size
+    if not isinstance(dtype, torch.dtype) or min(sizes, default=0) < 0 or numel * dtype.itemsize != len(data):
+        raise pte_schema.Corrupt(f"a bundled tensor of {name}{sizes} holds {len(data)} bytes")
     if not data:
         return torch.empty(sizes, dtype=dtype)
     return torch.frombuffer(bytearray(data), dtype=dtype).reshape(sizes)
@@ -53,6 +65,31 @@ def read_cases(buf):
                             for case in suite.test_cases]
         for suite in root.method_test_suites
     }
+
+
+def parse_bundle(buf, path):
+    """({method: [(inputs, expected outputs)]}, the program's bytes) of a .bpte's bytes `buf`; a
+    corrupt one raises BadFile naming `path`."""
+    with pte_inspect.refusing_corrupt(path):
+        return read_cases(buf), pte_schema.read_root(_bundle_schema(), buf).program.raw()
+
+
+def read_bundle(path):
+    """parse_bundle of the .bpte at path."""
+    return parse_bundle(pte_inspect.read_file(path), path)
+
+
+def verify_program(program, path, ptd=None):
+    """Loads the .bpte's program with the runtime's full verification (InternalConsistency) and,
+    if it has one, checks its .ptd: ExecuTorch's bundled-program loader verifies neither."""
+    from executorch.runtime import Runtime, Verification
+
+    if ptd:
+        pte_inspect.summarize_ptd(ptd)  # raises BadFile for a corrupt one
+    try:
+        Runtime.get().load_program(program, verification=Verification.InternalConsistency)
+    except RuntimeError as e:
+        raise BadFile(f"{path}: its program fails the runtime's verification: {str(e).splitlines()[0]}") from None
 
 
 def _describe(tensors):
@@ -150,12 +187,13 @@ def check(config):
     """The Result of a contract.BundledCasesConfig: every bundled case, run."""
     with open(config.manifest, encoding="utf-8") as f:
         manifest = json.load(f)
-    with open(config.bpte, "rb") as f:
-        buf = f.read()
+    buf = pte_inspect.read_file(config.bpte)
     rtol, atol = numerics.tolerances(config)
+    bundled, program = parse_bundle(buf, config.bpte)  # the bytes checked are the bytes loaded
+    verify_program(program, config.bpte, config.ptd)
     runner = _Runner(buf, config.ptd, rtol, atol)
     cases = []
-    for method, method_cases in sorted(read_cases(buf).items()):
+    for method, method_cases in sorted(bundled.items()):
         described = manifest["methods"].get(method, {}).get("cases", [])
         for index, (inputs, expected) in enumerate(method_cases):
             cases.append(runner.run(method, index, _case_name(method, index, described), inputs, expected))

@@ -70,12 +70,25 @@ def native_tokens(config, prompt, count):
             return [int(i) for i in etvals.read(got)[0].tolist()], json.load(f)["generate"]
 
 
+def check_ids(config, ids, who, vocab_size):
+    """Fails in one line when `who` generated an id the tokenizer does not have: a vocabulary
+    padded past the tokenizer's, whose padding the model does not mask. (The tokenizer's own
+    decode fails with a bare DecodeFailure, in ExecuTorch's runner as in Python.)"""
+    outside = [token for token in ids if not 0 <= token < vocab_size]
+    if outside:
+        raise ValueError(f"{config.program} generates token id {outside[0]} ({who}), which tokenizer "
+                         f"{config.tokenizer['label']} does not have: it has {vocab_size} tokens, ids 0 to "
+                         f"{vocab_size - 1}; mask the model's logits past id {vocab_size - 1} (a padded "
+                         f"vocabulary), or use the tokenizer the model was trained with")
+
+
 def run(config):
     """(ok, report text) of a contract.GenerationTestConfig."""
     from exporter.core.model_loader import load_model
 
     with open(config.tokenizer["manifest"], encoding="utf-8") as f:
-        eos_ids = json.load(f)["eos_ids"]
+        tokenizer_manifest = json.load(f)
+    eos_ids, vocab_size = tokenizer_manifest["eos_ids"], tokenizer_manifest["vocab_size"]
     with open(config.manifest, encoding="utf-8") as f:
         constants = json.load(f)["constant_methods"]
     if "get_max_context_len" not in constants:
@@ -92,15 +105,21 @@ def run(config):
                              f"{max_seq_len - 1} (max_seq_len - 1): shorten it in prompts")
         count = min(config.max_new_tokens, max_context_len - len(ids))
         expected = eager_tokens(load_model(config.model), ids, count, eos_ids)  # a fresh cache each
+        check_ids(config, expected, "the model's, eager", vocab_size)
+        native, figures = native_tokens(config, ids, count)  # before the LLM runner, which decodes them
+        check_ids(config, native[:len(expected)], "the native runner's", vocab_size)  # it runs past an end id
         pieces = [runner_tokenizer.decode(token) for token in expected]  # as the runner's callback gets them
         lines.append(f"  prompt {prompt!r} ({len(ids)} tokens): eager continues {''.join(pieces)!r} ({len(expected)} tokens)")
-        got, first, rest = runner_pieces(config, prompt, count)
+        try:
+            got, first, rest = runner_pieces(config, prompt, count)
+        except RuntimeError as e:  # its tokenizer's DecodeFailure, say, for an id it generated itself
+            raise ValueError(f"ExecuTorch's LLM runner fails on {config.program} with tokenizer "
+                             f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}") from e
         same = got == pieces
         ok = ok and same
         rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
         lines.append(f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
                      f"after {first * 1000:.1f} ms{rate}")
-        native, figures = native_tokens(config, ids, count)
         same = native[:len(expected)] == expected
         ok = ok and same
         lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "

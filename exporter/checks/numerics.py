@@ -17,7 +17,7 @@ import torch
 from exporter.checks import contract
 from exporter.core import shape_spec
 from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
-from exporter.formats import pt2
+from exporter.formats import pt2, pte_inspect
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -164,6 +164,8 @@ def load_methods(config, names):
     external weights loads its .ptd beside it."""
     from executorch.runtime import Runtime
 
+    if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
+        pte_inspect.summarize_ptd(config.ptd)
     program = Runtime.get().load_program(config.pte, data_path=config.ptd)
     methods = {name: program.load_method(name) for name in names}
     return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
@@ -213,11 +215,11 @@ class Checks:
             lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
             return False
         ok = True
-        for index, (a, e) in enumerate(zip(actual, expected)):
-            good, report = compare(a, e, self.rtol, self.atol)
+        for index, (a, want) in enumerate(zip(actual, expected)):
+            good, report = compare(a, want, self.rtol, self.atol)
             good = good or not self.elementwise
             if self.floors.active:
-                above, measured = self.floors.check(a, e)
+                above, measured = self.floors.check(a, want)
                 good, report = good and above, f"{report}, {measured}"
             ok &= good
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
@@ -266,8 +268,8 @@ def run(config):
     else:  # a program only the native runner can run (an app's own kernels)
         execute, n_inputs = None, len(ep.graph_signature.user_inputs)
     checks = Checks(config)
-    lines = [f"{config.label}: {config.program} in ExecuTorch's {' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''} "
-             f"vs {reference_name} ({checks.describe()})"]
+    runtimes = f"{' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''}"
+    lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes} vs {reference_name} ({checks.describe()})"]
     ok = True
     runs = []
     module = ep.module()  # its signature names the arguments; built once, not per case

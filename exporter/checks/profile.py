@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+from exporter.core.errors import BadFile
+from exporter.formats import archives
+
 
 def table(inspector):
     """The report's lines from an Inspector."""
@@ -77,7 +80,13 @@ def main(argv):
         if result.returncode != 0:
             sys.stderr.write(result.stderr)
             return 1
-        inspector = Inspector(etdump_path=etdump, etrecord=etrecord)
+        try:  # an ETRecord from a cache is hostile: no pickle but weights-only ones (archives.py)
+            archives.check_etrecord(etrecord)
+            with archives.weights_only():
+                inspector = Inspector(etdump_path=etdump, etrecord=etrecord)
+        except BadFile as e:
+            print(f"profile: {e}", file=sys.stderr)
+            return 1
         print(f"{pte}: {method}, {iterations} runs (the first one cold) in the native runtime ({os.path.basename(runner)})")
         print("\n".join(table(inspector)))
         if report_to:

@@ -1,12 +1,21 @@
 """The one exception the exporter turns into a one-line build error, and what its messages name."""
 
 import dataclasses
+from typing import Any
 
 
 class UserError(Exception):
     """A problem the user fixes in a BUILD file or in model code, stated in their terms.
 
     The message says what is wrong and what to change; the CLI prefixes the target label.
+    """
+
+
+class BadFile(UserError, ValueError):
+    """A file its reader refuses: truncated, corrupt, foreign, or holding what must not be
+    loaded (a pickle that could run code). One line that names the file and what is wrong;
+    every reader of build outputs raises it instead of whatever its parser happened to hit.
+    A ValueError too, which the test runners' one-line path (checks.contract.main) catches.
     """
 
 
@@ -28,7 +37,7 @@ class Context:
     exported: tuple[str, ...] = ()
     spec_label: str | None = None
     spec: dict | None = None
-    export: object = None
+    export: Any = None
     backends: tuple[str, ...] = ()
 
     @property

@@ -139,6 +139,61 @@ def _malformed_response(work_request):
             "output": f"exporter worker: ignored a malformed WorkRequest: {work_request['malformed']}\n"}
 
 
+class _Loop:
+    """The parent's state between select() calls: requests read, children running, and whether
+    its warm state went stale."""
+
+    def __init__(self, reader, channel, execroot):
+        self.reader, self.channel, self.execroot = reader, channel, execroot
+        self.queued = reader.feed(b"")
+        self.running = {}  # pipe fd -> worker_child.Child
+        self.stdin_open, self.stale = True, False
+        self.started_with, self.toolchain = source_digest(), _Toolchain()
+
+    def answer(self, response):
+        self.channel.write(work_protocol.encode_response(response, self.reader.protocol))
+        self.channel.flush()
+
+    def dispatch(self):
+        """Answers malformed requests and starts a child for each other one, until the warm
+        state is stale.
+
+        Bazel 4.2.3 keeps a worker whose tool files or toolchain changed (an edited exporter, a
+        new lock). Its warm state is stale then: the running children finish, then the worker
+        restarts with the code and venv now on disk and gets the requests not yet started.
+        """
+        from exporter.driver import request
+
+        for bad in [r for r in self.queued if "malformed" in r]:
+            self.queued.remove(bad)
+            self.answer(_malformed_response(bad))
+        self.stale = self.stale or (bool(self.queued) and source_digest() != self.started_with)
+        while self.queued and not self.stale:
+            peek = request.Peek(self.queued[0].get("arguments", []), self.execroot)
+            self.stale = self.toolchain.changed_for(peek)
+            if not self.stale:
+                _stop_superseded(self.running.values(), peek)
+                child = worker_child.Child(self.queued.pop(0), self.channel.fileno(), peek)
+                self.running[child.fd] = child
+
+    def wait(self):
+        """Waits for stdin or a child, stopping children past their deadline meanwhile."""
+        now = time.monotonic()
+        for child in self.running.values():
+            child.stop_if_late(now)
+        waiting = [c.deadline - now for c in self.running.values() if c.stopped is None]
+        watched = list(self.running) + ([0] if self.stdin_open and not self.stale else [])
+        for fd in select.select(watched, [], [], max(0.0, min(waiting)) if waiting else None)[0]:
+            if fd == 0:
+                chunk = os.read(0, 1 << 16)
+                self.stdin_open = bool(chunk)
+                self.queued += self.reader.feed(chunk)
+            elif not self.running[fd].read():
+                response = self.running.pop(fd).response()
+                if response:
+                    self.answer(response)
+
+
 def serve(command):
     """The worker loop: a WorkResponse for each WorkRequest, until stdin closes.
 
@@ -149,7 +204,7 @@ def serve(command):
     children's pipes. command (an action's, e.g. "lower") is what this worker's requests will do,
     for warm_up().
     """
-    from exporter.driver import isolation, request
+    from exporter.driver import isolation
 
     original_env = dict(os.environ)
     reader = _reader()
@@ -158,54 +213,19 @@ def serve(command):
     os.dup2(2, 1)
     isolation.sweep_dead_private_dirs()  # left by workers that were SIGKILLed
     cache_dir = isolation.private_cache_dir()  # children's private folders are made inside it
-    execroot = os.getcwd()
-
-    def answer(response):
-        channel.write(work_protocol.encode_response(response, reader.protocol))
-        channel.flush()
-
     try:
         isolation.exit_on_sigterm()  # Bazel stops idle workers with SIGTERM
         worker_child.single_threaded_parent()
-        started_with, toolchain = source_digest(), _Toolchain()
+        loop = _Loop(reader, channel, os.getcwd())
         warm_up(command)
         # For the bench's critical-path report (bench/critical_path.py), in the worker's log.
         print(f"{WARM_UP_LOG_PREFIX} {command} {_process_start():.3f} {time.time():.3f}", file=sys.stderr, flush=True)
-        queued = reader.feed(b"")
-        running = {}  # pipe fd -> worker_child.Child
-        stdin_open, stale = True, False
-        while stdin_open or queued or running:
-            for bad in [r for r in queued if "malformed" in r]:
-                queued.remove(bad)
-                answer(_malformed_response(bad))
-            # Bazel 4.2.3 keeps a worker whose tool files or toolchain changed (an edited exporter,
-            # a new lock). Its warm state is stale then: let the running children finish, then
-            # restart with the code and venv now on disk, and hand it the requests not yet started.
-            stale = stale or (bool(queued) and source_digest() != started_with)
-            while queued and not stale:
-                peek = request.Peek(queued[0].get("arguments", []), execroot)
-                stale = toolchain.changed_for(peek)
-                if not stale:
-                    _stop_superseded(running.values(), peek)
-                    child = worker_child.Child(queued.pop(0), channel.fileno(), peek)
-                    running[child.fd] = child
-            if stale and not running:
+        while loop.stdin_open or loop.queued or loop.running:
+            loop.dispatch()
+            if loop.stale and not loop.running:
                 isolation.remove_dir(cache_dir)
-                _restart(channel, original_env, reader, queued)
-            now = time.monotonic()
-            for child in running.values():
-                child.stop_if_late(now)
-            waiting = [c.deadline - now for c in running.values() if c.stopped is None]
-            watched = list(running) + ([0] if stdin_open and not stale else [])
-            for fd in select.select(watched, [], [], max(0.0, min(waiting)) if waiting else None)[0]:
-                if fd == 0:
-                    chunk = os.read(0, 1 << 16)
-                    stdin_open = bool(chunk)
-                    queued += reader.feed(chunk)
-                elif not running[fd].read():
-                    response = running.pop(fd).response()
-                    if response:
-                        answer(response)
+                _restart(channel, original_env, reader, loop.queued)
+            loop.wait()
     finally:
         isolation.remove_dir(cache_dir)
     return 0

@@ -14,6 +14,7 @@ kind() and enum_name() paper over.
 import collections
 
 from exporter.core import dtypes, operators
+from exporter.formats import pte_schema
 
 _VALUE_TYPES = {"Int": "int", "Bool": "bool", "Double": "float", "String": "str",
                 "IntList": "int list", "DoubleList": "float list", "BoolList": "bool list",
@@ -73,6 +74,8 @@ def method_record(program, plan):
             instructions += 1
             args = instruction.instr_args
             if args is not None and kind(args) == "KernelCall":
+                if not 0 <= args.op_index < len(names):  # from a file: pte_schema's reader (pte_inspect)
+                    raise pte_schema.Corrupt(f"method {plan.name} calls operator {args.op_index} of {len(names)}")
                 op_counts[names[args.op_index]] += 1
     delegates = collections.defaultdict(lambda: {"count": 0, "bytes": 0})
     for delegate in plan.delegates:
@@ -104,7 +107,7 @@ def constant_value(plan):
     fields = [_SCALAR_FIELDS.get(kind(v)) if v is not None else None for v in values]
     if None in fields or (len(values) > 1 and set(fields) != {"int_val"}):
         return None
-    found = [getattr(v, f) for v, f in zip(values, fields)]
+    found = [getattr(v, str(f)) for v, f in zip(values, fields)]
     return found[0] if len(found) == 1 else found
 
 

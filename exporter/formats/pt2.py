@@ -13,9 +13,14 @@ Python object id; non-strict export keys them by the module's path ("L__self__bo
 files use the path for both.
 
 Loaded files get one repair before anything traces them again (see docs/shape_specs.md,
-"Derived sizes after a round trip").
+"Derived sizes after a round trip"). Before that, a file is hostile: load() refuses what torch
+would unpickle other than with its weights-only unpickler (archives.py), and a corrupt file
+fails in one line (core.errors.BadFile).
 """
 
+import contextlib
+import io
+import logging
 import re
 import zipfile
 
@@ -23,6 +28,8 @@ import sympy
 import torch
 
 from exporter.core import atomic
+from exporter.core.errors import BadFile
+from exporter.formats import archives
 
 # Node metadata that never reaches a written .pt2.
 _PROCESS_SPECIFIC_META = ("stack_trace", "from_node")
@@ -55,24 +62,77 @@ def save(ep, path):
         torch.export.save(ep, tmp)
 
 
+class UnregisteredOperators(BadFile, RuntimeError):
+    """A .pt2 that calls operators this process has not registered (a custom op whose library was
+    not imported): torch.export.load's RuntimeError, said in one line that names them."""
+
+
 def load(path):
-    """torch.export.load, plus the repair that lets the program be traced again."""
+    """torch.export.load, refusing what could run code, plus the repair that lets the program be
+    traced again. A corrupt or refused file raises BadFile, one line naming it (archives.py)."""
     # Registers the quantized_decomposed operators a quantized program calls (15 ms; torchao's
     # module registers the same ones in 1.5 s).
     import torch.ao.quantization.fx._decomposed  # noqa: F401
 
-    try:
-        ep = torch.export.load(path)
-    except Exception:
-        # A model quantized before export (torch_export's quantize) calls torchao's operators,
-        # which only importing torchao registers (1.5 s, so only for such programs).
-        if not any(name.startswith("torchao.") for name in unresolved_operators(path)):
-            raise
+    with open(path, "rb") as f:
+        raw = f.read()  # checked and loaded from these bytes, so the file cannot change in between
+    archive = archives.open_zip(raw, path, ".pt2")
+    unresolved = _unresolved(archive)
+    if any(name.startswith("torchao.") for name in unresolved):
+        # A model quantized before export (torch_export's quantize) calls torchao's operators and
+        # keeps its weights as torchao's tensors, which only importing torchao registers (1.5 s,
+        # so only for such programs).
         import torchao.quantization  # noqa: F401
 
-        ep = torch.export.load(path)
+        unresolved = _unresolved(archive)
+    archives.check_pt2(archive, path)
+    with archives.weights_only(), _kept_warnings("torch.export") as kept:
+        try:
+            ep = torch.export.load(io.BytesIO(raw))
+        except Exception as e:
+            if unresolved:
+                raise UnregisteredOperators(f"{path}: calls operators this process has not registered: "
+                                            f"{', '.join(unresolved)}; import the library that defines them") from e
+            cause = kept.errors[0] if kept.errors else e  # what went wrong, not "check the warnings above"
+            raise BadFile(f"{path}: torch.export.load cannot read it: {_describe(cause)}") from e
     _drop_derived_ranges_from_shape_env(ep)
     return ep
+
+
+class _Kept(logging.Handler):
+    """The exceptions a logger's records carry, kept instead of printed."""
+
+    def __init__(self):
+        super().__init__()
+        self.errors = []
+
+    def emit(self, record):
+        if record.exc_info:
+            self.errors.append(record.exc_info[1])
+
+
+@contextlib.contextmanager
+def _kept_warnings(logger):
+    """Keeps `logger`'s records in the block: torch.export.load logs the traceback of the error it
+    met and then raises one that says "check the warnings above", and load() says it in one line."""
+    log, kept = logging.getLogger(logger), _Kept()
+    handlers, propagate = log.handlers, log.propagate  # torch gives the logger a stderr handler
+    log.handlers, log.propagate = [kept], False
+    try:
+        yield kept
+    finally:
+        log.handlers, log.propagate = handlers, propagate
+
+
+def _describe(error):
+    """"KeyError: 'weight' (in a node calling torch.ops.aten.conv2d.default)": the first error of a
+    chain, and the node torch's deserializer was at (its own message prints the whole node)."""
+    root = error
+    while root.__cause__ is not None:
+        root = root.__cause__
+    node = re.search(r"Node\(target='([^']+)'", str(error))
+    first = (str(root).strip().splitlines() or [""])[0]
+    return f"{type(root).__name__}: {first[:200]}" + (f" (in a node calling {node[1]})" if node else "")
 
 
 _TARGET = re.compile(r'"target":\s*"torch\.ops\.([\w.]+)"')
@@ -84,13 +144,20 @@ def unresolved_operators(path):
 
     torch.export.load fails on them with a generic message (the cause goes to its log only).
     """
-    names = set()
     with zipfile.ZipFile(path) as archive:
-        for member in archive.namelist():
-            if member.endswith(".json") and "/models/" in member:
-                names.update(_TARGET.findall(archive.read(member).decode("utf-8", "replace")))
+        return _unresolved(archive)
+
+
+def _unresolved(archive):
+    names = set()
+    for member in archive.namelist():
+        if member.endswith(".json") and "/models/" in member:
+            names.update(_TARGET.findall(archive.read(member).decode("utf-8", "replace")))
     missing = []
     for name in sorted(names):
+        if name.count(".") < 1:  # no namespace.op: nothing registers it (a crafted file's)
+            missing.append(name)
+            continue
         namespace, op, *overload = name.split(".")
         packet = getattr(getattr(torch.ops, namespace), op, None) if namespace else None
         if packet is None or (overload and not hasattr(packet, overload[0])):

@@ -99,3 +99,93 @@ def test_unresolved_operators_is_empty_for_aten_programs(tmp_path):
     path = str(tmp_path / "named.pt2")
     pt2.save(_named_program(), path)
     assert pt2.unresolved_operators(path) == []
+
+
+# A .pt2 from a shared cache is a file anyone who can write the cache wrote. torch.export.load
+# unpickles some of its entries, and a pickle can call any function. pt2.load refuses them.
+class _CreatesMarker:
+    """Unpickled by anything but a weights-only unpickler, it creates the file `marker`."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _linear_pt2(path):
+    torch.manual_seed(0)
+    pt2.save(torch.export.export(torch.nn.Linear(4, 4), (torch.randn(2, 4),)), path)
+
+
+def _rewritten(path, out, replace=None, add=None):
+    """A copy of the .pt2 at path with entries (named by the part after the archive's folder)
+    replaced by bytes, or by a function of their bytes, and entries added."""
+    replace, add = replace or {}, add or {}
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        folder = src.namelist()[0].split("/", 1)[0]
+        for info in src.infolist():
+            name = info.filename.split("/", 1)[1]
+            data = src.read(info)
+            if name in replace:
+                data = replace[name](data) if callable(replace[name]) else replace[name]
+            dst.writestr(info.filename, data)
+        for name, data in add.items():
+            dst.writestr(f"{folder}/{name}", data)
+    return out
+
+
+def _pickled_weight(config):
+    entries = __import__("json").loads(config)
+    entries["config"]["weight"]["use_pickle"] = True
+    return __import__("json").dumps(entries).encode()
+
+
+def _opaque_constant(config):
+    entries = __import__("json").loads(config)
+    entries["config"]["evil"] = {"path_name": "opaque_obj_0", "is_param": False, "use_pickle": True,
+                                 "tensor_meta": None}
+    return __import__("json").dumps(entries).encode()
+
+
+def _poisoned(kind, tmp_path, marker):
+    """A .pt2 whose entry of `kind` holds a pickle that creates `marker`."""
+    import pickle
+
+    clean, payload = str(tmp_path / "clean.pt2"), pickle.dumps(_CreatesMarker(str(marker)))
+    _linear_pt2(clean)
+    with zipfile.ZipFile(clean) as archive:
+        config = next(n.split("/", 1)[1] for n in archive.namelist() if n.endswith("_weights_config.json"))
+        weight = __import__("json").loads(archive.read(next(n for n in archive.namelist()
+                                                               if n.endswith(config))))["config"]["weight"]
+    out = str(tmp_path / f"{kind}.pt2")
+    if kind == "sample inputs":
+        return _rewritten(clean, out, replace={"data/sample_inputs/model.pt": payload})
+    if kind == "pickled weight":
+        return _rewritten(clean, out, replace={config: _pickled_weight, f"data/weights/{weight['path_name']}": payload})
+    if kind == "opaque constant":
+        return _rewritten(clean, out, replace={"data/constants/model_constants_config.json": _opaque_constant},
+                          add={"data/constants/opaque_obj_0": payload})
+    return _rewritten(clean, out, add={"data/aotinductor/model/model.so": b"\x7fELF"})
+
+
+def test_torch_alone_runs_a_pickle_in_a_pt2(tmp_path):
+    """Why pt2.load checks: torch.export.load falls back to full unpickling of the sample inputs
+    when its weights-only unpickler refuses them. If torch stops doing that, this fails."""
+    marker = tmp_path / "marker"
+    with pytest.raises(Exception):  # noqa: B017 (whatever torch raises after running the pickle)
+        torch.export.load(_poisoned("sample inputs", tmp_path, marker))
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["sample inputs", "pickled weight", "opaque constant", "aotinductor"])
+def test_a_pt2_that_could_run_code_is_refused_in_one_line(tmp_path, kind):
+    from exporter.core.errors import BadFile
+
+    marker = tmp_path / "marker"
+    path = _poisoned(kind, tmp_path, marker)
+    with pytest.raises(BadFile) as refused:
+        pt2.load(path)
+    assert not marker.exists()
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(path), message

@@ -10,11 +10,13 @@ the flatbuffer's first 8 bytes: the segment table.
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import sys
 
 from exporter.core import dtypes
+from exporter.core.errors import BadFile
 from exporter.formats import program_summary, pte_schema
 
 FORMAT = "rules_torch_export/pte-summary/1"
@@ -34,12 +36,39 @@ def read_program(buf):
     return pte_schema.read_root(_load_schema(), buf)
 
 
+@contextlib.contextmanager
+def refusing_corrupt(path):
+    """Turns what the schema reader finds wrong with the bytes of `path` into one BadFile line."""
+    try:
+        yield
+    except pte_schema.Corrupt as e:
+        raise BadFile(f"{path}: corrupt: {e}") from None
+
+
+def read_file(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _extended_header(buf):
     """(flatbuffer bytes, segment base offset) from the 'eh00' header, or (len, 0) without one."""
     if bytes(buf[8:12]) != b"eh00":
         return len(buf), 0
+    if len(buf) < 32:
+        raise pte_schema.Corrupt(f"its extended header is cut off at byte {len(buf)}")
     little = lambda a, b: int.from_bytes(buf[a:b], "little")  # noqa: E731
-    return little(16, 24), little(24, 32)
+    flatbuffer_bytes, segment_base = little(16, 24), little(24, 32)
+    if flatbuffer_bytes > len(buf) or segment_base > len(buf):
+        raise pte_schema.Corrupt(f"its extended header puts the flatbuffer ({flatbuffer_bytes:,} bytes) or the "
+                                 f"segments (from byte {segment_base:,}) past the end of its {len(buf):,} bytes")
+    return flatbuffer_bytes, segment_base
+
+
+def _segment(program, index, what):
+    """Segment `index` of the program, which `what` names."""
+    if not 0 <= index < len(program.segments):
+        raise pte_schema.Corrupt(f"{what} names segment {index} of {len(program.segments)}")
+    return program.segments[index]
 
 
 def _segment_roles(program, methods_delegates):
@@ -47,13 +76,17 @@ def _segment_roles(program, methods_delegates):
     roles = collections.defaultdict(list)
     constant = program.constant_segment
     if constant is not None and len(program.segments):
+        _segment(program, constant.segment_index, "the constant segment")
         roles[constant.segment_index].append("constants")
     for method, delegate_id, processed in methods_delegates:
         if processed.location == "SEGMENT":
+            _segment(program, processed.index, f"delegate {delegate_id} of method {method}")
             roles[processed.index].append(f"delegate {delegate_id} ({method})")
     for entry in program.named_data:
+        _segment(program, entry.segment_index, f"named data {entry.key!r}")
         roles[entry.segment_index].append("named data")
     for mutable in program.mutable_data_segments:
+        _segment(program, mutable.segment_index, "the mutable data")
         roles[mutable.segment_index].append("mutable data")
     return roles
 
@@ -66,6 +99,10 @@ def summarize_bytes(buf):
     methods = program_summary.methods(program)
     delegate_refs = [(p.name, d.id, d.processed) for p in plans for d in p.delegates]
     roles = _segment_roles(program, delegate_refs)
+    for i, s in enumerate(program.segments):
+        if segment_base + s.offset + s.size > len(buf):
+            raise pte_schema.Corrupt(f"segment {i} ({s.size:,} bytes at {segment_base + s.offset:,}) runs past the "
+                                     f"end of its {len(buf):,} bytes")
     segments = [
         {"index": i, "offset": segment_base + s.offset, "bytes": s.size,
          "holds": sorted(set(roles.get(i, [])))}
@@ -79,7 +116,7 @@ def summarize_bytes(buf):
         buffers = list(program.constant_buffer)
         constants = {"location": "inline", "tensors": max(len(buffers) - 1, 0),
                      "bytes": sum(len(b.storage) for b in buffers)}
-    named = collections.Counter(e.segment_index for e in program.named_data)
+    named = collections.Counter(e.segment_index for e in program.named_data)  # indexes checked by _segment_roles
     return {
         "format": FORMAT,
         "file_bytes": len(buf),
@@ -101,21 +138,52 @@ def _ptd_schema_path():
     return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
 
 
+def _ptd_regions(buf):
+    """(flatbuffer end, segment base, segment data bytes) from a .ptd's "FH01" header, checked
+    against the file (ExecuTorch's flat_tensor_header.h: u32 length, then four u64)."""
+    if len(buf) < 48 or bytes(buf[8:12]) != b"FH01":
+        raise pte_schema.Corrupt("no FH01 header: not a .ptd, or cut short")
+    offset, size, base, data = (int.from_bytes(buf[at:at + 8], "little") for at in (16, 24, 32, 40))
+    if offset + size > len(buf) or base + data > len(buf):
+        raise pte_schema.Corrupt(f"its header puts the flatbuffer or the tensor data past the end of its "
+                                 f"{len(buf):,} bytes")
+    return offset + size, base, data
+
+
+def _check_layout(key, layout):
+    """What ExecuTorch's runtime reads of a layout without checking (native/program_check.cc
+    checks the same before the native runtime opens a .ptd)."""
+    if not (layout.has("sizes") and layout.has("dim_order")):
+        raise pte_schema.Corrupt(f"{key!r} has a layout without sizes or dim_order")
+    sizes, order = list(layout.sizes), list(layout.dim_order)
+    if len(sizes) != len(order) or min(sizes, default=0) < 0 or any(d >= len(sizes) for d in order):
+        raise pte_schema.Corrupt(f"{key!r} has a layout whose sizes {sizes} and dim_order {order} disagree")
+
+
 def summarize_ptd(path):
-    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf)
-    segments = list(root.segments)
-    tensors = []
-    for entry in root.named_data:
-        layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
-        tensors.append({
-            "key": entry.key,
-            "bytes": segments[entry.segment_index].size,
-            "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
-            "sizes": list(layout.sizes) if layout else None,
-        })
+    """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout. A corrupt
+    one raises BadFile; run it before handing a .ptd to ExecuTorch, which follows its offsets."""
+    buf = read_file(path)
+    with refusing_corrupt(path):
+        flatbuffer_end, _, data_bytes = _ptd_regions(buf)
+        root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf[:flatbuffer_end])
+        segments = list(root.segments)
+        for i, s in enumerate(segments):
+            if s.offset + s.size > data_bytes:
+                raise pte_schema.Corrupt(f"segment {i} runs past the end of the tensor data")
+        tensors = []
+        for entry in root.named_data:
+            if not 0 <= entry.segment_index < len(segments):
+                raise pte_schema.Corrupt(f"{entry.key!r} names segment {entry.segment_index} of {len(segments)}")
+            layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
+            if layout is not None:
+                _check_layout(entry.key, layout)
+            tensors.append({
+                "key": entry.key,
+                "bytes": segments[entry.segment_index].size,
+                "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
+                "sizes": list(layout.sizes) if layout else None,
+            })
     return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}
 
 
@@ -130,8 +198,10 @@ def format_ptd(summary, name):
 
 
 def summarize(path):
-    with open(path, "rb") as f:
-        return summarize_bytes(f.read())
+    """summarize_bytes of the file at `path`; a corrupt file raises BadFile naming it."""
+    buf = read_file(path)
+    with refusing_corrupt(path):
+        return summarize_bytes(buf)
 
 
 def fmt_bytes(n):
@@ -199,8 +269,9 @@ def main(argv):
         ptd = path.endswith(".ptd")
         try:
             summary = summarize_ptd(path) if ptd else summarize(path)
-        except Exception as e:  # a truncated or foreign file fails in many ways; say so in one line
-            print(f"pte_inspect: cannot read {path}: {e}", file=sys.stderr)
+        except (BadFile, OSError) as e:  # BadFile names the file; the OSError's own message does too
+            print(f"pte_inspect: cannot read {e if isinstance(e, BadFile) else f'{path}: {e.strerror}'}",
+                  file=sys.stderr)
             return 1
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))

@@ -6,7 +6,7 @@ load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_method", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _cases(where, program, given):
     """{method: [full sizes]}: the listed cases per method, checked, examples filled in."""
@@ -111,7 +111,7 @@ def _bundled_program_impl(ctx):
 bundled_program_rule = rule(
     implementation = _bundled_program_impl,
     doc = "Writes <name>.bpte (ExecuTorch's BundledProgram) and <name>.bpte.json.",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "program": attr.label(
             mandatory = True,
             providers = [ExecuTorchProgramInfo],
@@ -124,7 +124,7 @@ bundled_program_rule = rule(
             doc = "What computes the expected outputs: \"eager\" (the model's nn.Module) or " +
                   "\"exported\" (each method's .pt2; for quantized programs).",
         ),
-    },
+    }),
     provides = [BundledProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

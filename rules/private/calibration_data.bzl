@@ -4,7 +4,7 @@ load("//rules:providers.bzl", "CalibrationDataInfo", "ShapeSpecInfo", "TorchMode
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "message_prefix")
 load(":entry_points.bzl", "check_entry", "import_roots")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 _BATCH_FILES = [".pt", ".npz"]
 
@@ -51,7 +51,7 @@ def _calibration_data_impl(ctx):
 calibration_data_rule = rule(
     implementation = _calibration_data_impl,
     doc = "Calibration batches for torch_quantize. Outputs <name>.calib.pt and <name>.calib.json.",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "shapes": attr.label(
             mandatory = True,
             providers = [ShapeSpecInfo],
@@ -74,7 +74,7 @@ calibration_data_rule = rule(
             doc = "torch_model or py_library targets whose code the entry imports.",
         ),
         "data": attr.label_list(allow_files = True, doc = "Files the entry reads (paths relative to the execroot)."),
-    },
+    }),
     provides = [CalibrationDataInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

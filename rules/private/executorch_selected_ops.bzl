@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _executorch_selected_ops_impl(ctx):
     if not ctx.attr.programs:
@@ -27,11 +27,11 @@ executorch_selected_ops = rule(
           "<name>.selected_operators.yaml, the list ExecuTorch's selective build takes for a " +
           "runtime that runs all of them (and <name>.selected_operators.json: the programs and " +
           "operators, for review).",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "programs": attr.label_list(
             providers = [ExecuTorchProgramInfo],
             doc = "The executorch_program targets whose operators the runtime must hold.",
         ),
-    },
+    }),
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

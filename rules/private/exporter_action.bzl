@@ -49,6 +49,16 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     )
     return log
 
+# Every rule that runs the exporter has it; run_exporter reads it.
+DEADLINE_ATTRS = {
+    "deadline": attr.int(
+        default = 0,
+        doc = "Seconds this target's exporter actions may run before the exporter stops them " +
+              "and the build fails, e.g. 7200 for a model that takes long to lower; 0 (the " +
+              "default) takes --@rules_torch_export//rules:exporter_deadline, which is 3600.",
+    ),
+}
+
 def warm_up_attrs(*commands):
     """Implicit attributes: a rule's `command` actions wait for their worker's warm-up.
 

@@ -13,7 +13,7 @@ load("//rules:providers.bzl", "ExportedProgramInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
-load(":exporter_action.bzl", "run_exporter", "warm_up_attrs")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 
@@ -314,7 +314,7 @@ PROGRAM_ATTRS = dict({
         doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
               "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
     ),
-}, **dict(warm_up_attrs("lower"), **GRAPHVIZ_ATTRS))
+}, **dict(DEADLINE_ATTRS, **dict(warm_up_attrs("lower"), **GRAPHVIZ_ATTRS)))
 
 def split_kernels(kernels):
     """Splits executorch_program's `kernels` into built-in library names and YAML labels.

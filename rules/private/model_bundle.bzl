@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "ModelBundleInfo", "model_bundle_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _program_entry(target):
     """(kind, info, file) of one `programs` entry."""
@@ -58,14 +58,14 @@ model_bundle = rule(
           "(<digest>.pte or <digest>.pt2, and a program's <digest>.ptd weights and an " +
           "llm_program's tokenizer), and index.json maps every program's label to its " +
           "file, digest, size and manifest metadata. Equal files are stored once.",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "programs": attr.label_list(
             mandatory = True,
             allow_empty = False,
             providers = [[ExecuTorchProgramInfo], [ExportedProgramInfo]],
             doc = "executorch_program targets (stored as .pte) or torch_export targets (.pt2).",
         ),
-    },
+    }),
     provides = [ModelBundleInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

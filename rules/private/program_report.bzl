@@ -9,7 +9,7 @@ toolchain/graphviz_repository.bzl), and a summary JSON that program_dashboard re
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 # graphviz's dot, declared: its launcher, its files (binary and plugins) and its version.
 GRAPHVIZ_ATTRS = {
@@ -140,12 +140,12 @@ def _program_dashboard_impl(ctx):
 _program_dashboard = rule(
     implementation = _program_dashboard_impl,
     doc = "Writes <name>.html, one page across programs (set up by program_dashboard).",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "programs": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs to show."),
         "budgets": attr.label_list(doc = "The program_budget_tests' config targets (<test>.config)."),
         "numerics": attr.label_list(doc = "The numerics_tests' config targets (<test>.config)."),
         "dashboards": attr.label_list(providers = [ProgramDashboardInfo], doc = "Other program_dashboards to include."),
-    },
+    }),
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 

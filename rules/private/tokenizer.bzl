@@ -5,7 +5,7 @@ load("//exporter:exporter_facts.bzl", FORMATS = "TOKENIZER_FORMATS")
 load("//rules:providers.bzl", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _format(where, src, given):
     """The file's format: `given`, else from its name."""
@@ -53,7 +53,7 @@ tokenizer = rule(
 The build loads the file with the runner's own tokenizer library (pytorch_tokenizers) and writes
 <name>.tokenizer.json: its format, sha256, vocabulary size and bos and eos ids. An llm_program
 reads the ids from it, and fails when the vocabulary does not fit the model (docs/llm.md).""",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "src": attr.label(
             mandatory = True,
             allow_single_file = True,
@@ -63,7 +63,7 @@ reads the ids from it, and fails when the vocabulary does not fit the model (doc
         "format": attr.string(doc = "One of huggingface, sentencepiece, tiktoken, llama2c; default from the file's name (.json, .model, .tiktoken)."),
         "bos_id": attr.int(default = -1, doc = "The begin-of-text id; default (-1) the tokenizer's own."),
         "eos_ids": attr.int_list(doc = "The ids that end generation; default the tokenizer's own end id."),
-    },
+    }),
     provides = [TokenizerInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

@@ -5,7 +5,7 @@ load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchMode
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "model_config")
-load(":exporter_action.bzl", "run_exporter")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")
 
 # The export's defaults (exporter/actions/registry.py's ExportOptions).
@@ -95,7 +95,7 @@ def _torch_export_impl(ctx):
 torch_export = rule(
     implementation = _torch_export_impl,
     doc = "Exports a torch_model with torch.export. Outputs <name>.pt2 and <name>.pt2.json.",
-    attrs = {
+    attrs = dict(DEADLINE_ATTRS, **{
         "model": attr.label(mandatory = True, providers = [TorchModelInfo], doc = "The torch_model to export."),
         "shapes": attr.label(mandatory = True, providers = [ShapeSpecInfo], doc = "The shape_spec to trace with."),
         "strict": attr.bool(
@@ -124,7 +124,7 @@ torch_export = rule(
                   "and the manifest says so (docs/quantization.md).",
         ),
         "group_size": attr.int(default = EXPORT_DEFAULTS["group_size"], doc = "The weights per quantization group, with quantize."),
-    },
+    }),
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

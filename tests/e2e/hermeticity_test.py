@@ -172,6 +172,45 @@ def test_a_checkpoint_file_outside_the_glob_fails_alike_in_both_modes(ws):
         "add it to the glob of `checkpoint_dir` of //zoo_undeclared:ckpt")
 
 
+HANG_BUILD = """
+load("//rules:defs.bzl", "torch_export", "torch_model")
+
+torch_model(
+    name = "hang",
+    srcs = ["hang.py"],
+    entry = "zoo_hang.hang:Hang",
+)
+
+torch_export(
+    name = "ep",
+    deadline = 4,
+    model = ":hang",
+    shapes = "//zoo:vec",
+)
+
+torch_export(
+    name = "flag_ep",
+    model = ":hang",
+    shapes = "//zoo:vec",
+)
+"""
+
+
+@pytest.mark.parametrize("target, flags, seconds", [
+    ("//zoo_hang:ep", [], 4),  # the target's `deadline`
+    ("//zoo_hang:flag_ep", ["--//rules:exporter_deadline=3"], 3),  # the build's flag
+])
+def test_a_hanging_model_fails_at_its_deadline_in_one_line(ws, target, flags, seconds):
+    ws.write("zoo_hang/BUILD", HANG_BUILD)
+    ws.write("zoo_hang/hang.py", "import time\n\nimport torch\n\ntime.sleep(600)\n\n\nclass Hang(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n        return x\n")
+    result = ws.bazel("build", target, *flags)
+    assert _one_error(result, target) == (
+        f"ERROR: {target}: the exporter ran past this action's deadline of {seconds} s and was stopped; if the "
+        f"target needs longer, set `deadline = <seconds>` on {target} or pass "
+        f"--@rules_torch_export//rules:exporter_deadline=<seconds>")
+
+
 PROBE_BUILD = """
 load("//rules:defs.bzl", "torch_export", "torch_model")
 
@@ -247,3 +286,4 @@ def test_a_new_toolchain_under_a_warm_worker_builds_with_the_new_toolchain(ws, t
     identity = ws.sha256(os.path.join(ws.info("output_base"), "external/torch_export_venv/identity.txt"))
     manifest = json.loads(ws.read("bazel-bin/zoo_probe/ep.pt2.json"))
     assert manifest["toolchain"]["identity_sha256"] == identity
+

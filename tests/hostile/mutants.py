@@ -1,0 +1,104 @@
+"""Seeded mutants of a file: the same seed gives the same bytes on every machine.
+
+Four kinds of damage, taken in turn, so that every set has each kind:
+- "bytes": 1 to 8 random bytes changed anywhere (what a flipped bit or a bad disk does);
+- "structure": 1 to 8 random bytes changed inside the file's structure (its header and index:
+  a FlatBuffer's tables, a zip's directory), where a reader follows sizes and offsets;
+- "word": one aligned 32-bit word inside the structure set to an extreme value (0, 1, the
+  file's length, 2^31 - 1, 2^31, 2^32 - 1), what a crafted file does to a size or an offset;
+- "truncated": the file cut short at a random length (an interrupted write or download).
+
+A zip archive (.pt2) checks each entry with a CRC, so changed bytes are caught before anything
+parses them. Its "structure" and "word" mutants are therefore crafted ones, as a writer of a
+shared cache could make them: an entry's content is changed (a JSON entry's value replaced by an
+extreme one, or bytes of another entry changed) and the archive written again with valid CRCs.
+"""
+
+import io
+import json
+import random
+import struct
+import zipfile
+
+KINDS = ("bytes", "structure", "word", "truncated")
+
+
+def structure_end(data):
+    """Where the bytes that readers interpret end and plain payload begins: a .pte's or .ptd's
+    FlatBuffer (its extended header says how long it is), else the whole file."""
+    if data[8:12] in (b"eh00", b"FH01") and len(data) >= 24:
+        if data[8:12] == b"eh00":  # .pte: u32 header length, u64 flatbuffer size
+            size = struct.unpack_from("<Q", data, 16)[0]
+        else:  # .ptd: u32 header length, u64 flatbuffer offset, u64 flatbuffer size
+            offset, size = struct.unpack_from("<QQ", data, 16)
+            size += offset
+        return max(64, min(size, len(data)))
+    return len(data)
+
+
+_EXTREMES = (-1, 0, 2**31, -(2**63), 2**64, 1e308, "", "x" * 300, None, [], {}, True)
+
+
+def _json_leaves(value, path=()):
+    if isinstance(value, dict):
+        for key in sorted(value):
+            yield from _json_leaves(value[key], path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _json_leaves(item, path + (i,))
+    else:
+        yield path
+
+
+def _crafted_zip(data, rng, kind):
+    """The archive with one entry's content changed, written again with valid CRCs."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        contents = [archive.read(info) for info in infos]
+    jsons = [i for i, info in enumerate(infos) if info.filename.endswith(".json")]
+    target = rng.choice(jsons) if jsons and kind == "word" else rng.randrange(len(infos))
+    content = contents[target]
+    if target in jsons:
+        value = json.loads(content)
+        leaves = list(_json_leaves(value))
+        if leaves and leaves[0]:
+            *parents, last = rng.choice(leaves)
+            holder = value
+            for key in parents:
+                holder = holder[key]
+            holder[last] = rng.choice(_EXTREMES)
+        content = json.dumps(value).encode()
+    elif content:
+        changed = bytearray(content)
+        for _ in range(rng.randint(1, 8)):
+            changed[rng.randrange(len(changed))] = rng.randrange(256)
+        content = bytes(changed)
+    contents[target] = content
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for info, body in zip(infos, contents):
+            archive.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), body)
+    return out.getvalue()
+
+
+def mutant(data, seed):
+    """(kind of damage, mutated bytes) for seed; the kind cycles with the seed."""
+    rng = random.Random(seed)
+    kind = KINDS[seed % len(KINDS)]
+    if data[:4] == b"PK\x03\x04" and kind in ("structure", "word"):
+        return kind, _crafted_zip(data, rng, kind)
+    out = bytearray(data)
+    end = structure_end(data)
+    if kind == "bytes":
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(len(out))] = rng.randrange(256)
+    elif kind == "structure":
+        for _ in range(rng.randint(1, 8)):
+            out[rng.randrange(end)] = rng.randrange(256)
+    elif kind == "word":
+        at = rng.randrange(end // 4) * 4
+        value = rng.choice((0, 1, len(data), 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF))
+        out[at:at + 4] = struct.pack("<I", value)
+    else:
+        del out[rng.randrange(len(out)):]
+    return kind, bytes(out)
