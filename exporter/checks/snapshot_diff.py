@@ -137,7 +137,7 @@ def render(golden_text, actual_text, label, golden_name, dot_tool, graphviz):
         golden_prefix, actual_prefix = f"golden{index}-", f"actual{index}-"
         details[golden_prefix[:-1]] = _details(old, golden_prefix, old_status)
         details[actual_prefix[:-1]] = _details(new, actual_prefix, new_status)
-        body = legend([(k, v) for k, v in STATUS_COLOURS.items()]) + '<div class="sides">' + _side(
+        body = legend(list(STATUS_COLOURS.items())) + '<div class="sides">' + _side(
             f"golden ({golden_name})", old, old_status, golden_prefix, dot_tool) + _side(
             "actual", new, new_status, actual_prefix, dot_tool) + "</div>"
         anchor = f"g{index}"

@@ -60,8 +60,10 @@ def program_report(ctx, outputs, methods, kernels):
     return [html, summary]
 
 def runfiles_report_config(ctx, program_target):
-    """A report config whose paths are runfiles-relative, for a `bazel run` target that writes the
-    program's report itself (executorch_profile's --report, with its ETDump's times).
+    """A report config with runfiles-relative paths, for a `bazel run` target.
+
+    Such a target writes the program's report itself: executorch_profile's --report, with its
+    ETDump's times.
 
     Args:
       ctx: the context of a rule with GRAPHVIZ_ATTRS.
@@ -133,6 +135,7 @@ def _program_dashboard_impl(ctx):
         inputs = depset(transitive = [info.summaries, info.budgets, info.numerics]),
         outputs = {"html": html},
     )
+
     # The page and the reports it links, so that a test (or a bundle) that takes the dashboard
     # gets pages whose links work.
     return [DefaultInfo(files = depset([html]), runfiles = ctx.runfiles(files = [html], transitive_files = info.reports)), info]
