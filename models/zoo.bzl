@@ -156,12 +156,12 @@ def _distinct(labels):
     return sorted({_absolute(label): True for label in labels if label}.keys())
 
 def zoo_package(no_numerics = {}, **kwargs):
-    """Declares zoo_test and update_goldens for this package; call it last in the BUILD file.
+    """Declares zoo_test, update_goldens and dashboard for this package; call it last.
 
     Args:
       no_numerics: {program name: why}: programs the host's ExecuTorch runtime cannot run, so
         they have no numerics_test (say why, and what checks them instead).
-      **kwargs: passed to both targets (visibility, ...).
+      **kwargs: passed to every target it declares (visibility, ...).
     """
     rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
     snapshots = _of(rules, _SNAPSHOT_KIND)
