@@ -30,6 +30,9 @@ def _summary(path):
 def _test(path, keys):
     """The fields `keys` of a test rule's config (contract.BudgetConfig or NumericsConfig)."""
     found = _json(path, "the test config")
+    if not isinstance(found, dict) or not isinstance(found.get("label"), str):
+        raise UserError(f"{os.path.basename(path)} is not a test's config; name program_budget_test and "
+                        f"numerics_test targets in budgets and numerics")
     return {key: found.get(key) for key in keys}
 
 

@@ -1,11 +1,14 @@
 """The report of a real program: the lowering's graph record, then the HTML and its summary from
-the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte."""
+the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte; then a
+dashboard of it, and a dashboard's inputs that are not what they claim, refused in one line."""
 
 import json
 
+import pytest
 from runfiles import Runfiles
 
-from exporter.actions import lower, program_graph, registry, report
+from exporter.actions import dashboard, lower, program_graph, registry, report
+from exporter.core.errors import UserError
 from exporter.formats import pt2
 from exporter.tests import built_programs
 
@@ -60,3 +63,48 @@ def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
     summary = json.loads((tmp_path / "a.report.json").read_text())
     assert summary["label"] == "//exporter/tests:tiny_xnnpack_pte" and summary["report"] == "a.report.html"
     assert 0 < summary["delegated"]["flops"] <= 1
+
+
+def _dashboard_config(tmp_path, summaries, budgets=()):
+    return registry.DashboardConfig(identity="", title="//pkg:dashboard", package="pkg", summaries=tuple(summaries),
+                                    budgets=tuple(budgets), outputs={"html": str(tmp_path / "dashboard.html")}, raw={})
+
+
+@pytest.fixture(scope="module")
+def tiny_summary(tmp_path_factory):
+    """The path of the tiny program's report summary, written once for the dashboard's tests."""
+    folder = tmp_path_factory.mktemp("tiny")
+    _, graph_path = _graph(folder)
+    report.run(_config(graph_path, folder / "tiny"))
+    return str(folder / "tiny.report.json")
+
+
+def test_the_dashboard_links_the_report_and_shows_the_budget_s_headroom(tmp_path, tiny_summary):
+    with open(tiny_summary, encoding="utf-8") as f:
+        summary = json.load(f)
+    budget = tmp_path / "budget.json"
+    limit = 2 * summary["pte_bytes"]
+    budget.write_text(json.dumps({"label": "//exporter/tests:tiny_budget_test", "program": summary["label"],
+                                  "limits": {"pte_bytes": limit}}))
+    dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(budget)]))
+    text = (tmp_path / "dashboard.html").read_text()
+    assert '<a href="../exporter/tests/tiny.report.html">' in text  # from bazel-bin/pkg to the report
+    assert "50.0%" in text  # half the .pte limit is free
+    assert "http://" not in text.replace("http://www.w3.org/", "")
+
+
+@pytest.mark.parametrize("content", ["[]", '{"format": "something else"}', "not json"])
+def test_a_file_that_is_no_report_summary_fails_in_one_line(tmp_path, content):
+    bad = tmp_path / "bad.report.json"
+    bad.write_text(content)
+    with pytest.raises(UserError) as e:
+        dashboard.run(_dashboard_config(tmp_path, [str(bad)]))
+    assert "bad.report.json" in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "dashboard.html").exists()
+
+
+def test_a_budget_config_that_is_no_test_config_fails_in_one_line(tmp_path, tiny_summary):
+    bad = tmp_path / "budget.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(UserError, match=r"^budget.json is not a test's config; name program_budget_test"):
+        dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(bad)]))
