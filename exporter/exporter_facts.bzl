@@ -48,6 +48,11 @@ EXPORTER_ACTIONS = {
         "worker": False,
         "remote": True,
     },
+    "foundation": {
+        "mnemonic": "FoundationWeights",
+        "worker": False,
+        "remote": True,
+    },
     "report": {
         "mnemonic": "ProgramReport",
         "worker": False,
@@ -83,6 +88,7 @@ CONFIG_DEFAULTS = {
         ],
         "method_backends": None,
         "llm": None,
+        "foundation": None,
     },
     "etrecord": {
         "backends": [
@@ -98,6 +104,7 @@ CONFIG_DEFAULTS = {
         ],
         "method_backends": None,
         "llm": None,
+        "foundation": None,
     },
     "bundle": {},
     "calibrate": {
@@ -126,6 +133,7 @@ CONFIG_DEFAULTS = {
         "bos_id": None,
         "eos_ids": [],
     },
+    "foundation": {},
     "report": {
         "ptd": None,
         "exports": {},
@@ -150,6 +158,7 @@ EXPORTER_MODULES = {
     "numerics": "exporter.checks.numerics",
     "profile": "exporter.checks.profile",
     "pte_inspect": "exporter.formats.pte_inspect",
+    "shared_budget": "exporter.checks.shared_budget",
     "steps": "exporter.checks.steps",
 }
 
