@@ -6,42 +6,62 @@ EXPORTER_ACTIONS = {
     "export": {
         "mnemonic": "TorchExport",
         "worker": True,
+        "remote": True,
     },
     "lower": {
         "mnemonic": "ExecuTorchLower",
         "worker": True,
+        "remote": True,
     },
     "etrecord": {
         "mnemonic": "ExecuTorchETRecord",
         "worker": True,
+        "remote": True,
     },
     "bundle": {
         "mnemonic": "ModelBundle",
         "worker": False,
+        "remote": True,
     },
     "calibrate": {
         "mnemonic": "CalibrationData",
         "worker": False,
+        "remote": True,
     },
     "quantize": {
         "mnemonic": "TorchQuantize",
         "worker": True,
+        "remote": True,
     },
     "bundled_program": {
         "mnemonic": "BundledProgram",
         "worker": False,
+        "remote": True,
     },
     "selected_ops": {
         "mnemonic": "ExecuTorchSelectedOps",
         "worker": False,
+        "remote": True,
     },
     "tokenizer": {
         "mnemonic": "TokenizerCheck",
         "worker": False,
+        "remote": True,
     },
     "foundation": {
         "mnemonic": "FoundationWeights",
         "worker": False,
+        "remote": True,
+    },
+    "report": {
+        "mnemonic": "ProgramReport",
+        "worker": False,
+        "remote": False,
+    },
+    "dashboard": {
+        "mnemonic": "ProgramDashboard",
+        "worker": False,
+        "remote": True,
     },
 }
 
@@ -114,6 +134,19 @@ CONFIG_DEFAULTS = {
         "eos_ids": [],
     },
     "foundation": {},
+    "report": {
+        "ptd": None,
+        "exports": {},
+        "selected_operators": None,
+        "kernels": [],
+        "etdump": None,
+        "etdump_method": "forward",
+    },
+    "dashboard": {
+        "summaries": [],
+        "budgets": [],
+        "numerics": [],
+    },
 }
 
 EXPORTER_MODULES = {

@@ -47,10 +47,11 @@ def facts():
     from exporter.core import determinism, dtypes, kernels, shape_spec
 
     return {
-        # command -> the Bazel mnemonic its rule gives the action, and whether the rule offers the
-        # persistent worker (actions/registry.py, @action).
+        # command -> the Bazel mnemonic its rule gives the action, whether the rule offers the
+        # persistent worker, and whether a remote executor may run it (actions/registry.py, @action).
         "EXPORTER_ACTIONS": {
-            command: {"mnemonic": a.mnemonic, "worker": a.worker} for command, a in registry.ACTIONS.items()
+            command: {"mnemonic": a.mnemonic, "worker": a.worker, "remote": a.remote}
+            for command, a in registry.ACTIONS.items()
         },
         # command -> {config field: its default} (actions/registry.py): the rules' defaults.
         "CONFIG_DEFAULTS": {command: defaults(a.config) for command, a in registry.ACTIONS.items()},

@@ -28,7 +28,8 @@ def test_the_committed_file_is_current():
 
 def test_the_file_holds_every_action_with_its_mnemonic():
     values = _values()
-    assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": True}
+    assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": True, "remote": True}
+    assert values["EXPORTER_ACTIONS"]["report"]["remote"] is False  # graphviz is this machine's
     assert values["EXPORTER_ACTIONS"]["etrecord"]["mnemonic"] == "ExecuTorchETRecord"
     assert set(values["EXPORTER_ACTIONS"]) == set(registry.ACTIONS)
     assert values["HINTS"] == ["AUTO", "DYNAMIC", "STATIC"]

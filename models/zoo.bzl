@@ -1,7 +1,7 @@
 """zoo_package: the last call of every BUILD file in the model zoo that declares models or programs.
 
-The zoo's rule: every model has a graph snapshot test, and every program a numerics test and a
-budget. A zoo package is the usual blocks, one per model:
+The zoo's rule: every model has a graph snapshot test, and every program a numerics test, a
+budget and a report. A zoo package is the usual blocks, one per model:
 
     torch_model(name = "gru", ...)
     torch_export(name = "gru_ep", model = ":gru", ...)
@@ -11,18 +11,22 @@ budget. A zoo package is the usual blocks, one per model:
     program_budget_test(name = "gru_pte_budget_test", program = ":gru_pte", ...)
 
 then, last, `zoo_package()`, which reads what the package declared (native.existing_rules) and
-adds two targets:
+adds three targets:
 
 - `zoo_test`: fails, naming what is missing and what to add, unless every torch_model (and
   lora_model) of the package is snapshotted (a graph_snapshot_test of one of its exports or
   programs; a quantized program counts for the model it was exported from), every
-  executorch_program not tagged manual has a numerics_test and a program_budget_test, and every
-  foundation_weights has a foundation_budget_test. Tests tagged manual do not count.
+  executorch_program not tagged manual has a numerics_test, a program_budget_test and a report
+  on the package's dashboard, and every foundation_weights has a foundation_budget_test. Tests
+  tagged manual do not count. Its runfiles hold every report, so testing it builds them.
 - `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
   (//:update_goldens runs every package's).
+- `dashboard`: a program_dashboard of the package's programs with their budgets and numerics
+  tests (//models:report includes every package's).
 
 //models:zoo_packages_test checks that every BUILD file under models/ that declares a model or a
-program ends with zoo_package(), and that //:update_goldens names its update_goldens.
+program ends with zoo_package(), and that //:update_goldens names its update_goldens and
+//models:report its dashboard.
 """
 
 load(
@@ -30,8 +34,10 @@ load(
     "ExecuTorchProgramInfo",
     "ExportedProgramInfo",
     "FoundationWeightsInfo",
+    "ProgramDashboardInfo",
     "TorchModelInfo",
     "graph_snapshot_updates",
+    "program_dashboard",
 )
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
@@ -49,6 +55,19 @@ _FOUNDATION_BUDGET_KIND = "_foundation_budget_config"
 
 def _labels(infos):
     return sorted({str(info.label): True for info in infos}.keys())
+
+def _report_problems(ctx):
+    """Each program without a report on the package's dashboard, one sentence each."""
+    shown = {f: True for f in ctx.attr.dashboard[ProgramDashboardInfo].summaries.to_list()} if ctx.attr.dashboard else {}
+    problems = []
+    for program in ctx.attr.programs:
+        report = getattr(program[OutputGroupInfo], "report", depset()).to_list()
+        summaries = [f for f in report if f.basename.endswith(".report.json")]
+        if not summaries:
+            problems.append("executorch_program {} has no report (output group report); lower it with executorch_program or llm_program".format(program.label))
+        elif summaries[0] not in shown:
+            problems.append("executorch_program {} is not on the package's dashboard; add it to the programs of zoo_test's dashboard (zoo_package() does)".format(program.label))
+    return problems
 
 def _problems(ctx):
     """What the package lacks, one sentence each; [] when it keeps the zoo's rule."""
@@ -91,15 +110,15 @@ def _problems(ctx):
             problems.append("zoo_package(no_numerics) names {}, which has a numerics_test; remove it from no_numerics".format(program))
         elif not why.strip():
             problems.append("zoo_package(no_numerics) gives no reason for {}; say why the host cannot run it".format(program))
-    return models, programs, sorted(exempt.items()), problems
+    return models, programs, sorted(exempt.items()), problems + _report_problems(ctx)
 
 def _zoo_test_impl(ctx):
     models, programs, exempt, problems = _problems(ctx)
     if problems:
-        report = ["//{} breaks the zoo's rule (every model snapshotted, every program with a numerics test and a budget):".format(ctx.label.package)]
+        report = ["//{} breaks the zoo's rule (every model snapshotted, every program with a numerics test, a budget and a report):".format(ctx.label.package)]
         report += ["- " + p for p in problems]
     else:
-        report = ["//{}: keeps the zoo's rule: {} model(s), each snapshotted; {} program(s), each with a budget and a numerics test{}.".format(
+        report = ["//{}: keeps the zoo's rule: {} model(s), each snapshotted; {} program(s), each with a budget, a numerics test and a report{}.".format(
             ctx.label.package,
             len(models),
             len(programs),
@@ -111,7 +130,8 @@ def _zoo_test_impl(ctx):
         "#!/bin/sh\ncat <<'REPORT'\n{}\nREPORT\nexit {}\n".format("\n".join(report), 1 if problems else 0),
         is_executable = True,
     )
-    return [DefaultInfo(executable = script, files = depset([script]))]
+    reports = [getattr(p[OutputGroupInfo], "report", depset()) for p in ctx.attr.programs]
+    return [DefaultInfo(executable = script, files = depset([script]), runfiles = ctx.runfiles(transitive_files = depset(transitive = reports)))]
 
 zoo_rule_test = rule(
     implementation = _zoo_test_impl,
@@ -130,6 +150,7 @@ zoo_rule_test = rule(
         "foundations": attr.label_list(providers = [FoundationWeightsInfo], doc = "Its foundation_weights targets not tagged manual."),
         "foundation_budgets": attr.label_list(providers = [FoundationWeightsInfo], doc = "The foundations its foundation_budget_tests measure."),
         "no_numerics": attr.string_dict(doc = "Program name (or label) -> why the host cannot run it."),
+        "dashboard": attr.label(providers = [ProgramDashboardInfo], doc = "The package's program_dashboard, which must show every program's report."),
     },
 )
 
@@ -146,20 +167,30 @@ def _distinct(labels):
     return sorted({_absolute(label): True for label in labels if label}.keys())
 
 def zoo_package(no_numerics = {}, **kwargs):
-    """Declares zoo_test and update_goldens for this package; call it last in the BUILD file.
+    """Declares zoo_test, update_goldens and dashboard for this package; call it last.
 
     Args:
       no_numerics: {program name: why}: programs the host's ExecuTorch runtime cannot run, so
         they have no numerics_test (say why, and what checks them instead).
-      **kwargs: passed to both targets (visibility, ...).
+      **kwargs: passed to every target it declares (visibility, ...).
     """
     rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
     snapshots = _of(rules, _SNAPSHOT_KIND)
     budgets = _of(rules, _BUDGET_KIND)
+    programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)])
+    if programs:
+        program_dashboard(
+            name = "dashboard",
+            programs = programs,
+            budgets = [":" + r["name"][:-len(".config")] for r in budgets],
+            numerics = [":" + r["name"][:-len(".config")] for r in _of(rules, _NUMERICS_KIND)],
+            **kwargs
+        )
     zoo_rule_test(
         name = "zoo_test",
         models = _distinct([r["name"] for r in _of(rules, *_MODEL_KINDS)]),
-        programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)]),
+        programs = programs,
+        dashboard = ":dashboard" if programs else None,
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
         numerics = _distinct([r["program"] for r in _of(rules, _NUMERICS_KIND)]),
         budgets = _distinct([r["program"] for r in budgets]),

@@ -50,6 +50,7 @@ load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
+load("//rules/private:program_report.bzl", _ProgramDashboardInfo = "ProgramDashboardInfo", _program_dashboard = "program_dashboard")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load(
     "//rules/private:shape_spec.bzl",
@@ -129,6 +130,11 @@ ModelBundleInfo = _ModelBundleInfo
 
 # A bundled_program's .bpte, for rules that ship test programs to a device farm.
 BundledProgramInfo = _BundledProgramInfo
+
+# Reports (docs/report.md): every program writes <name>.report.html (output group report); a
+# dashboard shows many programs on one page, linking their reports.
+program_dashboard = _program_dashboard
+ProgramDashboardInfo = _ProgramDashboardInfo
 
 # Latency in ExecuTorch's native runtime, and where it goes, as `bazel run` targets (docs/native.md).
 executorch_benchmark = _executorch_benchmark

@@ -1,12 +1,14 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
+load(":graphviz_repository.bzl", "graphviz_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
 def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None):
     """Declares the venv repository that the registered toolchain uses.
 
-    Also declares `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
+    Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
+    (graphviz_repository.bzl), unless the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
     C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
 
     Args:
@@ -28,3 +30,5 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
         python = "@{}//:python.sh".format(name),
     )
+    if not native.existing_rule("graphviz"):
+        graphviz_repository(name = "graphviz")

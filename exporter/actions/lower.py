@@ -169,7 +169,8 @@ def _load(method, context):
 
 def lowered(config, generate_etrecord=False):
     """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records, the
-    manifest's "foundation" record or None) for a LowerConfig."""
+    manifest's "foundation" record or None, the loaded ExportedPrograms by method) for a
+    LowerConfig."""
     contexts = {
         name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
                       export=m.export, backends=tuple(config.backends_of(name)))
@@ -205,7 +206,7 @@ def lowered(config, generate_etrecord=False):
     if config.llm:
         llm.check_context(config, programs["forward"])
     shared = sharing.verify(et_program, programs, foundation, config.label) if foundation else None
-    return et_program, constants, state, shared
+    return et_program, constants, state, shared, programs
 
 
 def warm_up():
@@ -218,7 +219,7 @@ def warm_up():
 
 def run(config):
     """Runs the action for a LowerConfig."""
-    et_program, constants, state, shared = lowered(config)
+    et_program, constants, state, shared, programs = lowered(config)
     kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
                 for name, m in config.methods.items()}
@@ -249,3 +250,14 @@ def run(config):
         from exporter.formats import pte_inspect
 
         manifest.write_json(config.outputs["summary"], pte_inspect.summarize(pte))
+    if "graph" in config.outputs:  # last: the outputs above never depend on it
+        _write_graph(config, et_program, programs)
+
+
+def _write_graph(config, et_program, programs):
+    """What the program's report draws (actions/program_graph.py), read while the lowering is in
+    memory: the .pte keeps no shapes or module paths inside its delegates."""
+    from exporter.actions import program_graph
+
+    record = program_graph.record(et_program, programs, {n: m.spec for n, m in config.methods.items()}, config.label)
+    atomic.write_bytes(config.outputs["graph"], (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode())

@@ -36,6 +36,11 @@ class Action:
     config     its config class (this module)
     worker     whether the rule offers the persistent worker; such a module also has warm_up(),
                which a worker runs once before its first request
+    remote     whether a remote executor may run it: False for an action that needs a tool of
+               this machine that the remote image lacks (graphviz's dot); the rule marks it
+               no-remote-exec
+    torch      whether it runs torch: only then does the request set torch's reproducible math
+               (core/determinism.py), which costs torch's import (3 s)
     """
 
     command: str
@@ -43,18 +48,21 @@ class Action:
     module: str
     config: type
     worker: bool
+    remote: bool = True
+    torch: bool = True
 
 
 ACTIONS = {}  # command -> Action, in the order the classes below register them
 
 
-def action(command, mnemonic, module=None, worker=True):
+def action(command, mnemonic, module=None, worker=True, remote=True, torch=True):
     """Class decorator: registers the action `command` (its module defaults to the command)."""
 
     def register(cls):
         if command in ACTIONS:
             raise ValueError(f"two actions named {command!r}")
-        ACTIONS[command] = Action(command, mnemonic, f"exporter.actions.{module or command}", cls, worker)
+        module_name = f"exporter.actions.{module or command}"
+        ACTIONS[command] = Action(command, mnemonic, module_name, cls, worker, remote, torch)
         return cls
 
     return register
@@ -364,3 +372,53 @@ class FoundationConfig(ActionConfig):
     program: str
     ptd: str
     manifest: str
+
+
+@action("report", "ProgramReport", worker=False, remote=False, torch=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReportConfig(ActionConfig):
+    """ProgramReport: a program's files -> <name>.report.html and its summary <name>.report.json
+    (outputs "html", "summary", "log"); actions/report.py. It runs graphviz's dot, which the
+    remote image lacks.
+
+    graph          the lowering's graph record (<name>.program_graph.json, actions/program_graph.py)
+    pte, manifest  the .pte and its .pte.json
+    ptd            the .ptd (weights = "external"), or None
+    exports        {method: its .pt2.json}
+    selected_operators   the program's <name>.selected_operators.yaml, or None
+    kernels        the kernel libraries the program was checked against, by name
+    dot, dot_version     graphviz's launcher and version file (@graphviz)
+    etdump, etdump_method   an ETDump of one method's native runs, for its times, or None
+    """
+
+    graph: str
+    pte: str
+    manifest: str
+    dot: str
+    dot_version: str
+    ptd: str | None = None
+    exports: dict[str, str] = dataclasses.field(default_factory=dict)
+    selected_operators: str | None = None
+    kernels: tuple[str, ...] = ()
+    etdump: str | None = None
+    etdump_method: str = "forward"
+
+
+@action("dashboard", "ProgramDashboard", worker=False, torch=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DashboardConfig(ActionConfig):
+    """ProgramDashboard: programs' report summaries -> one page across them (outputs "html",
+    "log"); actions/dashboard.py.
+
+    title       the page's title (the target's label)
+    package     the dashboard's package: its links to the reports are relative to it
+    summaries   paths of the programs' <name>.report.json
+    budgets     paths of program_budget_tests' configs (label, program, limits)
+    numerics    paths of numerics_tests' configs (label, program, min_sqnr_db)
+    """
+
+    title: str
+    package: str
+    summaries: tuple[str, ...] = ()
+    budgets: tuple[str, ...] = ()
+    numerics: tuple[str, ...] = ()

@@ -3,7 +3,8 @@ program_budget_test, bundled_program_test): each one a module with run(config) -
 on a typed config (checks.contract) read from the JSON its rule writes, and main(argv).
 
 numerics and steps (stateful calls) run a .pte against its reference; divergence says where
-it departs; snapshot renders graphs and golden compares or rewrites goldens; budget checks
+it departs; snapshot renders graphs and golden compares or rewrites goldens (snapshot_diff
+draws a failing one's graphs side by side); budget checks
 sizes; bundled_cases runs a .bpte's cases.
 
 May import actions, core and formats. Nothing outside checks imports it, so it stays out of

@@ -146,6 +146,8 @@ class SnapshotConfig(CheckConfig):
     pt2, pte, spec    its .pt2, its .pte or None, and the export's shape spec (names symbols)
     golden            the golden's workspace-relative path
     update_target     the `bazel run` target that rewrites the golden
+    dot, dot_version  graphviz's launcher and version file, which draw a failing test's graphs
+                      side by side (snapshot_diff.py); None: the text diff only
     """
 
     subject: str
@@ -154,6 +156,8 @@ class SnapshotConfig(CheckConfig):
     update_target: str
     pte: str | None = None
     spec: dict | None = None
+    dot: str | None = None
+    dot_version: str | None = None
     kind = "snapshot"
 
 

@@ -71,6 +71,33 @@ def _save_actual(config, text):
             f.write(text)
 
 
+def outputs_path(label, name):
+    """Where `bazel test` leaves a file that the test wrote to its undeclared outputs."""
+    package, _, target = label.lstrip("@").partition("//")[2].partition(":")
+    return f"bazel-testlogs/{package}/{target}/test.outputs/{name}"
+
+
+def _save_visual_diff(config, expected, actual):
+    """Writes the graphs side by side (checks/snapshot_diff.py) next to the actual text; returns
+    the line that names it, or "" when the test has no outputs folder or no graphviz."""
+    out_dir = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+    if not out_dir or not config.dot:
+        return ""
+    from exporter.checks import snapshot_diff
+
+    name = os.path.basename(config.golden) + ".diff.html"
+    try:
+        with open(config.dot_version, encoding="utf-8") as f:
+            graphviz = f.read().strip().splitlines()[0]
+        text = snapshot_diff.render(expected, actual, config.label, config.golden, config.dot, graphviz)
+    except (OSError, RuntimeError) as e:  # the text diff below still says what changed
+        return f"No visual diff: {e}\n"
+    with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+        f.write(text)
+    return (f"The two graphs side by side, changes marked: {outputs_path(config.label, name)} "
+            f"(in outputs.zip there unless --nozip_undeclared_test_outputs)\n")
+
+
 def run(config):
     """(ok, message) of one snapshot test (a contract.SnapshotConfig)."""
     actual = render(config)
@@ -87,8 +114,9 @@ def run(config):
     from exporter.checks import qparams_diff
 
     notes = [n for n in (_version_note(expected), qparams_diff.explain(expected, actual)) if n]
+    visual = _save_visual_diff(config, expected, actual)
     message = "".join(n + "\n" for n in notes) + (
-        f"FAIL {config.label}: the graph of {config.subject} differs from {golden}:\n"
+        f"FAIL {config.label}: the graph of {config.subject} differs from {golden}:\n{visual}"
         f"{_diff(expected, actual, golden)}"
         f"If the change is intended, accept it with:\n  {command}\n")
     return False, message

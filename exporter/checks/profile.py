@@ -3,12 +3,15 @@ executorch_profile): the native runner runs the method with an ETDump, and Execu
 Inspector reads it with the program's ETRecord, which maps delegate events to edge operators.
 
 Prints one row per event (an operator outside delegates, or one of a delegate's own operators),
-its milliseconds per run and share of Method::execute, then each delegate's share.
+its milliseconds per run and share of Method::execute, then each delegate's share. With
+`--report=FILE` it also writes the program's report with this run's times in its Native time
+section and in each operator's details (actions/report.py, from the ETDump itself).
 
-    profile RUNNER PTE PTD|- ETRECORD METHOD ITERATIONS
+    profile RUNNER PTE PTD|- ETRECORD METHOD ITERATIONS REPORT_CONFIG [--report=FILE]
 """
 
 import collections
+import json
 import os
 import subprocess
 import sys
@@ -51,8 +54,22 @@ def table(inspector):
     return lines
 
 
+def write_report(config_path, etdump, method, path):
+    """Writes the program's report (the ReportConfig at config_path, runfiles-relative) with the
+    times of the ETDump's runs of method to path, relative to where `bazel run` was started."""
+    from exporter.actions import registry, report
+
+    with open(config_path, encoding="utf-8") as f:
+        data = json.load(f)
+    path = os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
+    data.update(identity="", etdump=etdump, etdump_method=method, outputs={"html": path})
+    report.run(registry.ReportConfig.from_json(data))
+    return path
+
+
 def main(argv):
-    runner, pte, ptd, etrecord, method, iterations = argv[:6]
+    runner, pte, ptd, etrecord, method, iterations, report_config = argv[:7]
+    report_to = [a.split("=", 1)[1] for a in argv[7:] if a.startswith("--report=")]
     from executorch.devtools import Inspector
 
     with tempfile.TemporaryDirectory(prefix="profile-") as folder:
@@ -72,6 +89,14 @@ def main(argv):
             return 1
         print(f"{pte}: {method}, {iterations} runs (the first one cold) in the native runtime ({os.path.basename(runner)})")
         print("\n".join(table(inspector)))
+        if report_to:
+            from exporter.core.errors import UserError
+
+            try:
+                print(f"wrote {write_report(report_config, etdump, method, report_to[-1])}")
+            except (UserError, OSError) as e:
+                print(f"profile: no report: {e}", file=sys.stderr)
+                return 1
     return 0
 
 

@@ -12,7 +12,7 @@ import importlib.metadata
 import sympy
 import torch
 
-from exporter.core import operators, shape_spec
+from exporter.core import operators, symbols
 from exporter.formats import program_summary, pte_inspect
 
 HEADER = "# rules_torch_export graph snapshot of {label}"
@@ -44,29 +44,6 @@ def parse_versions(text):
         if not line.startswith("#"):
             return None
     return None
-
-
-def symbol_names(ep, spec):
-    """Maps each input-size symbol to its shape_spec dim name, where the spec names one."""
-    if not spec or not spec.get("dims"):
-        return {}
-    leaves = shape_spec.program_leaves(ep, spec)
-    if leaves is None:
-        return {}
-    names = {}
-    for (_, leaf), val in zip(leaves, shape_spec.user_input_values(ep)):
-        if leaf is None or not isinstance(val, torch.Tensor):
-            continue
-        for size, written in zip(val.shape, leaf["shape"]):
-            parsed = shape_spec.parse_size(written, spec["dims"])
-            if not isinstance(parsed, shape_spec.Linear) or not isinstance(size, torch.SymInt):
-                continue
-            expr = size.node.expr  # "2*seq+1" was exported as 2*s3 + 1: s3 is seq
-            if len(expr.free_symbols) == 1:
-                sym = next(iter(expr.free_symbols))
-                if sympy.simplify(expr - (parsed.a * sym + parsed.b)) == 0:
-                    names.setdefault(sym, parsed.name)
-    return names
 
 
 class _Printer:
@@ -135,7 +112,7 @@ def _graph_lines(gm, printer):
 
 def pt2_lines(ep, spec):
     """The exported program's sections: inputs, outputs, range constraints, graph(s)."""
-    printer = _Printer(symbol_names(ep, spec))
+    printer = _Printer(symbols.symbol_names(ep, spec))
     vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
     lines = ["", "== inputs"]
     for s in ep.graph_signature.input_specs:

@@ -8,6 +8,7 @@ outputs, so the log stays readable while the .pt2/.pte never exist half-written.
 """
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -157,7 +158,7 @@ def run(arguments, output_root=None, network_blocked=True):
         try:
             action = registry.ACTIONS[command]
             config = action.config.from_json(data)
-            with determinism.reproducible_math():
+            with determinism.reproducible_math() if action.torch else contextlib.nullcontext():
                 importlib.import_module(action.module).run(config)
             if not network_blocked:
                 _record_open_network(outputs)

@@ -53,7 +53,7 @@ class Schema:
     """Tables (field name -> (slot, type)), enums (value -> name) and unions of .fbs files."""
 
     def __init__(self, path):
-        self.tables, self.enums, self.unions = {}, {}, {}
+        self.tables, self.enums, self.unions, self.defaults = {}, {}, {}, {}
         self.root_type, self.file_identifier = None, None
         self._parse_file(path, set())
         # Slots are numbered once everything is parsed: a union may be declared after its use.
@@ -108,7 +108,9 @@ class Schema:
                 ftype, i = ("vector", tokens[i + 1].rsplit(".", 1)[-1]), i + 3
             else:
                 ftype, i = ("type", tokens[i].rsplit(".", 1)[-1]), i + 1
-            i = tokens.index(";", i) + 1  # skips attributes and defaults; defaults here are 0
+            if tokens[i] == "=":  # a default: a number, or an enum member's name
+                self.defaults[(name, field)] = _number(tokens[i + 1])
+            i = tokens.index(";", i) + 1  # skips attributes
             fields.append((field, ftype))
         self.tables[name] = fields
         return i + 1
@@ -206,7 +208,7 @@ class Table:
                 raise Corrupt(f"{self._name}.{field} has union type {tag}, which {type_name} does not declare")
             return self._read(member, value_at, f"{self._name}.{field}")
         if not at:
-            return self._default(type_name)
+            return self._default(type_name, field)
         return self._read(type_name, at, f"{self._name}.{field}")
 
     def has(self, field):
@@ -214,7 +216,10 @@ class Table:
         slot = self._schema.tables[self._name][field][0]
         return bool(self._field(slot))
 
-    def _default(self, type_name):
+    def _default(self, type_name, field=None):
+        declared = self._schema.defaults.get((self._name, field))
+        if declared is not None:  # etdump's `instruction_id:int = -1`
+            return declared
         if type_name in _SCALARS or type_name in self._schema.enums:
             return self._enum_name(type_name, 0, "") if type_name in self._schema.enums else 0
         return None
@@ -278,6 +283,16 @@ class _Vector:
     def raw(self):
         """A vector of bytes as bytes (a delegate's payload, a bundled tensor's data)."""
         return bytes(self._table._buf.data[self._start:self._start + self._len * self._stride()])
+
+
+def _number(token):
+    """A default's value: an int, a float, or (an enum member) the name itself."""
+    for kind in (int, float):
+        try:
+            return kind(token)
+        except ValueError:
+            pass
+    return token
 
 
 def read_root(schema, buf):

@@ -3,6 +3,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load(":checks.bzl", "check_method", "message_prefix")
+load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
 # The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it.
 NATIVE_RUNNER_ATTRS = {
@@ -109,6 +110,7 @@ method's inputs are synthetic, at their largest shapes (docs/native.md).""",
 def _executorch_profile_impl(ctx):
     _, program = _checked_program(ctx, "executorch_profile")
     etrecord = ctx.attr.program[OutputGroupInfo].etrecord.to_list()[0]
+    report_config, report_files = runfiles_report_config(ctx, ctx.attr.program)
     command = [
         ctx.executable._profile.short_path,
         ctx.executable.native_runner.short_path,
@@ -117,13 +119,14 @@ def _executorch_profile_impl(ctx):
         etrecord.short_path,
         ctx.attr.method,
         str(ctx.attr.iterations),
+        report_config.short_path,
     ]
     return [_run_script(
         ctx,
         "executorch_profile",
         program,
         command,
-        extra_files = [etrecord],
+        extra_files = [etrecord, report_config] + report_files,
         extra_runfiles = ctx.attr._profile[DefaultInfo].default_runfiles,
     )]
 
@@ -135,10 +138,12 @@ executorch_profile = rule(
 The native runner runs the method with an ETDump; ExecuTorch's Inspector reads it with the
 program's ETRecord (built on demand: the program's `etrecord` output group). Prints each
 operator outside delegates and each delegate's own operators with milliseconds per run and share
-of Method::execute, then each delegate's share (docs/native.md).""",
+of Method::execute, then each delegate's share (docs/native.md). `-- --report=FILE` also writes
+the program's report (docs/report.md) with these runs' times in its Native time section and in
+each operator's details.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to profile."),
         "iterations": attr.int(default = 10, doc = "Runs recorded in the ETDump."),
         "_profile": attr.label(default = Label("//rules/private:profile"), executable = True, cfg = "target"),
-    }, **_RUN_ATTRS),
+    }, **dict(_RUN_ATTRS, **GRAPHVIZ_ATTRS)),
 )

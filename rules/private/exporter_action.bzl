@@ -20,7 +20,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
       command: one of the registry's commands (EXPORTER_ACTIONS): export, lower, etrecord,
-        quantize, calibrate, bundle, bundled_program, selected_ops, tokenizer.
+        quantize, calibrate, bundle, bundled_program, selected_ops, tokenizer, report, dashboard.
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
@@ -139,6 +139,10 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
         ),
         execution_requirements = dict(
             _SANDBOX_REQUIREMENTS,
-            **(toolchain.worker_requirements if action["worker"] else {})
+            **dict(
+                toolchain.worker_requirements if action["worker"] else {},
+                # A tool of this machine that the remote image lacks (graphviz's dot): run here.
+                **({} if action["remote"] else {"no-remote-exec": ""})
+            )
         ),
     )

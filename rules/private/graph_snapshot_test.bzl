@@ -8,6 +8,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "G
 load(":checks.bzl", "macro_label")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
+load(":program_report.bzl", "GRAPHVIZ_ATTRS")
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
@@ -24,8 +25,12 @@ def _snapshot_config_impl(ctx):
         "spec": exported.spec.spec,
         "golden": ctx.attr.golden_path,
         "update_target": ctx.attr.update_target,
+        # graphviz draws a failing test's graphs side by side (checks/snapshot_diff.py).
+        "dot": ctx.file._dot.short_path,
+        "dot_version": ctx.file._dot_version.short_path,
     }
-    return write_test_config(ctx, config, [exported.pt2] + extra, golden_files = [exported.pt2] + extra)
+    dot_files = [ctx.file._dot, ctx.file._dot_version] + ctx.attr._dot_files.files.to_list()
+    return write_test_config(ctx, config, [exported.pt2] + extra + dot_files, golden_files = [exported.pt2] + extra)
 
 _snapshot_config = rule(
     implementation = _snapshot_config_impl,
@@ -33,7 +38,7 @@ _snapshot_config = rule(
     attrs = config_test_attrs({
         "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),
         "program": attr.label(providers = [ExecuTorchProgramInfo], doc = "The executorch_program to snapshot."),
-    }, GOLDEN_ATTRS),
+    }, GOLDEN_ATTRS, GRAPHVIZ_ATTRS),
 )
 
 def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs):

@@ -15,6 +15,7 @@ load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
+load(":program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 
 # The lowering's defaults (exporter/actions/registry.py's LowerConfig).
 LOWER_DEFAULTS = CONFIG_DEFAULTS["lower"]
@@ -179,6 +180,9 @@ def _declare_outputs(ctx):
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
+
+    # What the report draws, read while the lowering has the program in memory.
+    outputs["graph"] = ctx.actions.declare_file(ctx.label.name + ".program_graph.json")
     return outputs
 
 def _config(ctx, checked, semantics):
@@ -207,11 +211,11 @@ def _config(ctx, checked, semantics):
         config["foundation"] = {"label": str(checked.foundation.label), "index": checked.foundation.index.path}
     return config
 
-def _providers(ctx, checked, outputs, log, etrecord, semantics):
+def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
     methods = checked.methods
     foundation = checked.foundation
     ptd = foundation.ptd if foundation else outputs.get("ptd")  # the file the app loads with the .pte
-    files = [f for role, f in outputs.items() if role != "selected_ops"] + ([ptd] if foundation else [])
+    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph")] + ([ptd] if foundation else [])
     return [
         executorch_program_info(
             label = ctx.label,
@@ -229,7 +233,9 @@ def _providers(ctx, checked, outputs, log, etrecord, semantics):
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
-            logs = depset([log]),
+            logs = depset(logs),
+            report = depset(report),
+            program_graph = depset([outputs["graph"]]),
             pte_summary = depset([outputs["summary"]] if "summary" in outputs else []),
             selected_ops = depset([outputs["selected_ops"]]),
             etrecord = depset([etrecord]),
@@ -285,7 +291,12 @@ def lower_program(ctx, semantics):
         inputs = pt2s + index + [outputs["pte"]] + semantics.inputs,
         outputs = {"etrecord": etrecord},
     )
-    return _providers(ctx, checked, outputs, log, etrecord, semantics)
+    kernels = ctx.attr.kernels + [str(target.label) for target in ctx.attr.kernel_lists]
+
+    # A program on a foundation loads the foundation's .ptd: its report shows that one.
+    ptd = {"ptd": checked.foundation.ptd} if checked.foundation else {}
+    report = program_report(ctx, dict(outputs, **ptd), checked.methods, kernels)
+    return _providers(ctx, checked, outputs, [log], etrecord, report, semantics)
 
 # The attributes of every rule that lowers with lower_program, set by its macro (program_attrs).
 PROGRAM_ATTRS = dict({
@@ -339,7 +350,7 @@ PROGRAM_ATTRS = dict({
         doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
               "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
     ),
-}, **dict(DEADLINE_ATTRS, **warm_up_attrs("lower")))
+}, **dict(DEADLINE_ATTRS, **dict(warm_up_attrs("lower"), **GRAPHVIZ_ATTRS)))
 
 def split_kernels(kernels):
     """Splits executorch_program's `kernels` into built-in library names and YAML labels.

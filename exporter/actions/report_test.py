@@ -1,0 +1,110 @@
+"""The report of a real program: the lowering's graph record, then the HTML and its summary from
+the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte; then a
+dashboard of it, and a dashboard's inputs that are not what they claim, refused in one line."""
+
+import json
+
+import pytest
+from runfiles import Runfiles
+
+from exporter.actions import dashboard, lower, program_graph, registry, report
+from exporter.core.errors import UserError
+from exporter.formats import pt2
+from exporter.tests import built_programs
+
+
+def _graph(tmp_path):
+    ep = pt2.load(built_programs.path("tiny_ep.pt2"))
+    et_program, _ = lower.lower({"forward": ep}, ["xnnpack"])
+    record = program_graph.record(et_program, {"forward": pt2.load(built_programs.path("tiny_ep.pt2"))},
+                                  {"forward": None}, "//exporter/tests:tiny_xnnpack_pte")
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(record, sort_keys=True))
+    return record, str(path)
+
+
+def _config(graph_path, run):
+    files = Runfiles.Create()
+    return registry.ReportConfig(
+        identity="", graph=graph_path, pte=built_programs.path("tiny_xnnpack_pte.pte"),
+        manifest=built_programs.path("tiny_xnnpack_pte.pte.json"),
+        exports={"forward": built_programs.path("tiny_ep.pt2.json")}, kernels=("portable",),
+        dot=files.Rlocation("graphviz/dot.sh"), dot_version=files.Rlocation("graphviz/version.txt"),
+        outputs={"html": str(run) + ".report.html", "summary": str(run) + ".report.json"}, raw={})
+
+
+def test_the_graph_record_has_partitions_shapes_weights_and_the_memory_plan(tmp_path):
+    record, _ = _graph(tmp_path)
+    method = record["methods"]["forward"]
+    assert [p["backend"] for p in method["partitions"]] and {p["backend"] for p in method["partitions"]} == {
+        "XnnpackBackend"}
+    ops = [n for n in method["nodes"] if n["kind"] == "op"]
+    delegated = [n for n in ops if n["partition"] is not None]
+    assert delegated and all(n["values"] for n in delegated)
+    assert any(n["flops"] for n in delegated)
+    assert method["weights"] and all(w["bytes"] == w["numel"] * 4 for w in method["weights"] if w["dtype"] == "float32")
+    inputs = [n for n in method["nodes"] if n["kind"] == "input"]
+    assert [v["max"][0] for n in inputs for v in n["values"]] == [8, 8]
+    assert all(t["lifetime"][0] <= t["lifetime"][1] and t["bytes"] > 0 for t in method["memory"])
+
+
+def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
+    _, graph_path = _graph(tmp_path)
+    for run in ("a", "b"):
+        report.run(_config(graph_path, tmp_path / run))
+    first, second = (tmp_path / "a.report.html").read_bytes(), (tmp_path / "b.report.html").read_bytes()
+    assert first == second
+    text = first.decode("utf-8")
+    for anchor in ("graph", "delegation", "size", "memory", "profile", "numerics", "budget", "facts"):
+        assert f'<section id="{anchor}">' in text
+    assert "<svg" in text and "XnnpackBackend #0" in text
+    for needle in ("http://", "https://", "src=", str(tmp_path)):
+        assert needle not in text.replace("http://www.w3.org/", ""), needle
+    summary = json.loads((tmp_path / "a.report.json").read_text())
+    assert summary["label"] == "//exporter/tests:tiny_xnnpack_pte" and summary["report"] == "a.report.html"
+    assert 0 < summary["delegated"]["flops"] <= 1
+
+
+def _dashboard_config(tmp_path, summaries, budgets=()):
+    return registry.DashboardConfig(identity="", title="//pkg:dashboard", package="pkg", summaries=tuple(summaries),
+                                    budgets=tuple(budgets), outputs={"html": str(tmp_path / "dashboard.html")}, raw={})
+
+
+@pytest.fixture(scope="module")
+def tiny_summary(tmp_path_factory):
+    """The path of the tiny program's report summary, written once for the dashboard's tests."""
+    folder = tmp_path_factory.mktemp("tiny")
+    _, graph_path = _graph(folder)
+    report.run(_config(graph_path, folder / "tiny"))
+    return str(folder / "tiny.report.json")
+
+
+def test_the_dashboard_links_the_report_and_shows_the_budget_s_headroom(tmp_path, tiny_summary):
+    with open(tiny_summary, encoding="utf-8") as f:
+        summary = json.load(f)
+    budget = tmp_path / "budget.json"
+    limit = 2 * summary["pte_bytes"]
+    budget.write_text(json.dumps({"label": "//exporter/tests:tiny_budget_test", "program": summary["label"],
+                                  "limits": {"pte_bytes": limit}}))
+    dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(budget)]))
+    text = (tmp_path / "dashboard.html").read_text()
+    assert '<a href="../exporter/tests/tiny.report.html">' in text  # from bazel-bin/pkg to the report
+    assert "50.0%" in text  # half the .pte limit is free
+    assert "http://" not in text.replace("http://www.w3.org/", "")
+
+
+@pytest.mark.parametrize("content", ["[]", '{"format": "something else"}', "not json"])
+def test_a_file_that_is_no_report_summary_fails_in_one_line(tmp_path, content):
+    bad = tmp_path / "bad.report.json"
+    bad.write_text(content)
+    with pytest.raises(UserError) as e:
+        dashboard.run(_dashboard_config(tmp_path, [str(bad)]))
+    assert "bad.report.json" in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "dashboard.html").exists()
+
+
+def test_a_budget_config_that_is_no_test_config_fails_in_one_line(tmp_path, tiny_summary):
+    bad = tmp_path / "budget.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(UserError, match=r"^budget.json is not a test's config; name program_budget_test"):
+        dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(bad)]))
