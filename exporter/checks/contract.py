@@ -108,8 +108,10 @@ class NumericsConfig(CheckConfig):
     inputs                [{dim: size}]: the cases the test lists besides min, example and max
     steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
                           method's ExportedMethod; () and {} otherwise
-    runtimes              ("python", "native") or a part: where the program runs (native.py)
+    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py)
     native_runner, native_runner_label   the native runner's path and label
+    arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
+    arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
     """
 
     program: str
@@ -135,6 +137,8 @@ class NumericsConfig(CheckConfig):
     runtimes: tuple[str, ...] = ("python",)
     native_runner: str | None = None
     native_runner_label: str | None = None
+    arm64_runner: str | None = None
+    arm64_inputs: tuple[dict, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
