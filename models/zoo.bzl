@@ -16,7 +16,9 @@ adds two targets:
 - `zoo_test`: fails, naming what is missing and what to add, unless every torch_model of the
   package is snapshotted (a graph_snapshot_test of one of its exports or programs; a quantized
   program counts for the model it was exported from), and every executorch_program not tagged
-  manual has a numerics_test and a program_budget_test. Tests tagged manual do not count.
+  manual has a numerics_test that also runs it on arm64, under qemu (`runtimes = ["python",
+  "native", "arm64"]`, docs/native.md), and a program_budget_test. Tests tagged manual do not
+  count.
 - `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
   (//:update_goldens runs every package's).
 
@@ -58,6 +60,7 @@ def _problems(ctx):
         else:
             snapshotted[str(subject[ExportedProgramInfo].model.label)] = True
     with_numerics = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.numerics])
+    on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
     exempt = {
         name if name.startswith("//") else "//{}:{}".format(ctx.label.package, name): why
@@ -73,6 +76,8 @@ def _problems(ctx):
     for program in programs:
         if program not in with_numerics and program not in exempt:
             problems.append("executorch_program {} has no numerics_test; add numerics_test(name = \"<program>_numerics_test\", program = \"{}\"), or, if the host's ExecuTorch runtime cannot run it, zoo_package(no_numerics = {{\"{}\": \"<why>\"}})".format(program, program, program.partition(":")[2]))
+        elif program in with_numerics and program not in on_arm64:
+            problems.append("executorch_program {} has no arm64 run; add \"arm64\" to the runtimes of its numerics_test (runtimes = [\"python\", \"native\", \"arm64\"]), with arm64_inputs = [<smaller cases>] if emulation makes its cases too slow".format(program))
         if program not in with_budget:
             problems.append("executorch_program {} has no program_budget_test; add program_budget_test(name = \"<program>_budget_test\", program = \"{}\", golden = \"<program>.budget.json\", max_growth_percent = 2, ...), then `bazel run` its .update".format(program, program))
     for program, why in sorted(exempt.items()):
@@ -117,6 +122,7 @@ zoo_rule_test = rule(
             doc = "What its graph_snapshot_tests snapshot.",
         ),
         "numerics": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests run."),
+        "arm64": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests also run on arm64."),
         "budgets": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its program_budget_tests budget."),
         "no_numerics": attr.string_dict(doc = "Program name (or label) -> why the host cannot run it."),
     },
@@ -145,12 +151,14 @@ def zoo_package(no_numerics = {}, **kwargs):
     rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
     snapshots = _of(rules, _SNAPSHOT_KIND)
     budgets = _of(rules, _BUDGET_KIND)
+    numerics = _of(rules, _NUMERICS_KIND)
     zoo_rule_test(
         name = "zoo_test",
         models = _distinct([r["name"] for r in _of(rules, _MODEL_KIND)]),
         programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)]),
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
-        numerics = _distinct([r["program"] for r in _of(rules, _NUMERICS_KIND)]),
+        numerics = _distinct([r["program"] for r in numerics]),
+        arm64 = _distinct([r["program"] for r in numerics if "arm64" in (r.get("runtimes") or [])]),
         budgets = _distinct([r["program"] for r in budgets]),
         no_numerics = no_numerics,
         size = "small",
