@@ -219,6 +219,7 @@ class GenerationTestConfig(CheckConfig):
     manifest               the program's .pte.json (its constant methods: get_max_context_len)
     prompts, max_new_tokens   what to generate
     native_runner, native_runner_label   the native runner's path and label
+    arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
     """
 
     program: str
@@ -231,6 +232,7 @@ class GenerationTestConfig(CheckConfig):
     native_runner: str
     native_runner_label: str
     ptd: str | None = None
+    arm64_runner: str | None = None
 
 
 def golden_config(data):
