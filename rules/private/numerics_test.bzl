@@ -7,7 +7,7 @@ load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolera
 load(":config_entries.bzl", "exported_config", "model_config")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
-load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
+load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
@@ -185,9 +185,6 @@ _numerics_config = rule(
     }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
-# NATIVE_RUNNER_ATTRS's default, for the arm64 runner (the same target, built for arm64).
-_DEFAULT_RUNNER = Label("//native:et_runner")
-
 def step(method = "forward", dims = {}, values = {}):
     """One call of a stateful numerics_test: numerics_test(steps = [step(...), ...]).
 
@@ -257,7 +254,7 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         steps_json = json.encode(steps),
         runtimes = runtimes,
         native_runner = native_runner,
-        arm64_runner = (native_runner or _DEFAULT_RUNNER) if runtimes and "arm64" in runtimes else None,
+        arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
         arm64_inputs_json = json.encode(arm64_inputs),
         **config_target_attrs(name, kwargs)
     )
