@@ -7,7 +7,8 @@ reference, collected from the numerics tests' last outputs.
 
 Each numerics_test with "arm64" in its runtimes leaves numerics_differences.json among its
 outputs (exporter/checks/differences.py; bazel-testlogs/<package>/<test>/test.outputs/). The
-figures are over the cases the arm64 run took, for both CPUs.
+figures are over the cases the arm64 run took, for both CPUs. Last, on stderr: the seconds the
+arm64 runs took in all (qemu's start included), what they add to `bazel test //...`.
 """
 
 import json
@@ -70,15 +71,25 @@ def table(found):
     return "\n".join(["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)] + rows), len(rows)
 
 
+def arm64_seconds(found):
+    """[(seconds, test)] of the arm64 runs, slowest first."""
+    timed = [(s["arm64_seconds"], s["test"]) for s in found if s.get("arm64_seconds") is not None]
+    return sorted(timed, reverse=True)
+
+
 def main(argv):
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY", ".")
     testlogs = argv[0] if argv else os.path.join(workspace, "bazel-testlogs")
-    text, count = table(summaries(testlogs))
+    found = summaries(testlogs)
+    text, count = table(found)
     if not count:
         return (f"arm64_table: no numerics_test with an arm64 run has outputs under {testlogs}; run "
                 f"`bazel test //models/...` first")
     print(text)
-    print(f"\n{count} tests' outputs from {testlogs}", file=sys.stderr)
+    timed = arm64_seconds(found)
+    slowest = ", ".join(f"{test} {seconds:.1f} s" for seconds, test in timed[:3])
+    print(f"\n{count} tests' outputs from {testlogs}; their arm64 runs took {sum(s for s, _ in timed):.0f} s in "
+          f"all (slowest: {slowest})", file=sys.stderr)
     return 0
 
 

@@ -5,7 +5,7 @@ The comparison of the two CPUs is reported, not judged: each runner is judged ag
 reference by the test's tolerances, and a difference between them beyond those shows there. The
 figures also go, as `numerics_differences.json`, into the test's undeclared outputs
 (bazel-testlogs/<package>/<test>/test.outputs/), where `bazel run //bench:arm64_table` collects
-them into docs/native.md's table.
+them into docs/native.md's table, with the seconds the arm64 run took (what it adds to CI).
 """
 
 import json
@@ -43,6 +43,7 @@ class Differences:
     def __init__(self):
         self.largest = {}
         self.outputs = {cpu: {} for cpu in CPUS}
+        self.arm64_seconds = None  # the arm64 runner's wall time, qemu's start included
 
     def record(self, runtime, case, actual, expected):
         """One call's outputs (lists of tensors) against the reference's."""
@@ -73,6 +74,7 @@ class Differences:
             "reference": reference_label(config),
             "qemu_cpu": os.environ.get("QEMU_CPU", "max,sme=off") if "arm64" in config.runtimes else None,
             "largest_difference": self.largest,
+            "arm64_seconds": self.arm64_seconds,
         }
 
     def write(self, config):

@@ -11,6 +11,7 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 import json
 import math
 import sys
+import time
 
 import torch
 
@@ -259,7 +260,9 @@ class Checks:
             ok &= self.native(config, calls, lines)
         if "arm64" in config.runtimes:
             picked = [call for call in calls if arm64_cases is None or call[0] in arm64_cases]
+            start = time.perf_counter()
             ok &= self.native(config, picked, lines, "arm64")
+            self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
         self.differences.compare_cpus(lines)
         return ok
 

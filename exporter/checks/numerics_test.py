@@ -187,6 +187,7 @@ def test_arm64_runs_its_own_cases_under_qemu_and_is_set_beside_x86_64(tmp_path, 
     assert len(largest["native"]) == len(largest["python"]) == 5
     assert all(0 <= v < 1e-3 for v in largest["arm64"].values()), largest
     assert summary["reference"] == "eager //exporter/tests:tiny_model" and summary["qemu_cpu"] == "max,sme=off"
+    assert summary["arm64_seconds"] > 0
 
 
 def test_an_arm64_runner_that_cannot_start_fails_the_test_in_its_line(tmp_path):
