@@ -1,7 +1,6 @@
 """bench/critical_path.py on a made-up profile: phases, idle cores, warm-ups aligned from logs."""
 
 import json
-import os
 
 from bench import critical_path
 from exporter.driver.worker import WARM_UP_LOG_PREFIX

@@ -17,7 +17,7 @@ def _values():
     with open(PATH, encoding="utf-8") as f:
         tree = ast.parse(f.read())  # the file is Starlark that Python can parse too
     return {node.targets[0].id: ast.literal_eval(node.value)
-            for node in tree.body if isinstance(node, ast.Assign)}
+            for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
 
 
 def test_the_committed_file_is_current():

@@ -49,7 +49,8 @@ def test_a_method_the_program_lacks_is_named_with_the_ones_it_has():
     program = RUNFILES.Rlocation("rules_torch_export/models/gru/gru_pte.pte")
     result = subprocess.run([runner, program, "--call", "decode"], capture_output=True, text=True)
     assert result.returncode == 1
-    assert result.stderr.strip().splitlines()[-1] == f'et_runner: {program} has no method "decode"; its methods: forward, input_schema'
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f'et_runner: {program} has no method "decode"; its methods: forward, input_schema'
 
 
 

@@ -33,9 +33,11 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "native/etvals.h"
 #include "native/program_check.h"
@@ -158,100 +160,157 @@ bool positions_are_one_start(Module& module, const std::string& method) {
   return positions->sizes()[0] == 1;
 }
 
-int runner_main(int argc, char** argv) try {
+// The command line.
+struct Options {
   std::string pte, json, etdump_path, debug_path;
   std::vector<std::string> data;
   std::vector<Call> calls;
   Call gen;
-  bool bench = false, check = false, table = false, precheck = true, share_arenas = true;
+  bool bench = false, check = false, table = false, precheck = true, share_arenas = true, list_kernels = false;
   int warmup = 3, iterations = 10, max_new = 16;
   size_t debug_size = 0;
+};
+
+Options parse_args(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { if (++i >= argc) fail(a + " needs a value"); return argv[i]; };
-    if (a == "--data") data.push_back(next());
-    else if (a == "--call") calls.push_back(parse_call(next()));
-    else if (a == "--generate") gen = parse_call(next());
-    else if (a == "--max-new-tokens") max_new = std::stoi(next());
-    else if (a == "--bench") bench = true;
-    else if (a == "--warmup") warmup = std::stoi(next());
-    else if (a == "--iterations") iterations = std::stoi(next());
-    else if (a == "--table") table = true;
-    else if (a == "--json") json = next();
-    else if (a == "--check") check = true;
-    else if (a == "--kernels") {  // what the linked libraries registered, one per line
-      for (const auto& k : rt::get_registered_kernels()) printf("%s\n", k.name_);
-      for (size_t b = 0; b < rt::get_num_registered_backends(); ++b) printf("backend %s\n", rt::get_backend_name(b).get());
-      return 0;
-    }
-    else if (a == "--etdump") etdump_path = next();
-    else if (a == "--debug-buffer") debug_path = next();
-    else if (a == "--debug-size") debug_size = std::stoull(next());
-    else if (a == "--no-precheck") precheck = false;          // to see the runtime's own error
-    else if (a == "--no-shared-arenas") share_arenas = false;  // to see why they are needed
-    else if (pte.empty() && a[0] != '-') pte = a;
+    if (a == "--data") o.data.push_back(next());
+    else if (a == "--call") o.calls.push_back(parse_call(next()));
+    else if (a == "--generate") o.gen = parse_call(next());
+    else if (a == "--max-new-tokens") o.max_new = std::stoi(next());
+    else if (a == "--bench") o.bench = true;
+    else if (a == "--warmup") o.warmup = std::stoi(next());
+    else if (a == "--iterations") o.iterations = std::stoi(next());
+    else if (a == "--table") o.table = true;
+    else if (a == "--json") o.json = next();
+    else if (a == "--check") o.check = true;
+    else if (a == "--kernels") return o.list_kernels = true, o;  // what the linked libraries registered
+    else if (a == "--etdump") o.etdump_path = next();
+    else if (a == "--debug-buffer") o.debug_path = next();
+    else if (a == "--debug-size") o.debug_size = std::stoull(next());
+    else if (a == "--no-precheck") o.precheck = false;          // to see the runtime's own error
+    else if (a == "--no-shared-arenas") o.share_arenas = false;  // to see why they are needed
+    else if (o.pte.empty() && a[0] != '-') o.pte = a;
     else fail("unknown argument " + a + " (usage at the top of native/et_runner.cc)");
   }
-  if (pte.empty()) fail("usage: et_runner PROGRAM.pte [--data W.ptd] --call METHOD[=IN[:OUT]] ...");
-  rt::register_pal(rt::PalImpl::create(log_message, __FILE__));
+  if (o.pte.empty()) fail("usage: et_runner PROGRAM.pte [--data W.ptd] --call METHOD[=IN[:OUT]] ...");
+  return o;
+}
 
-  double t0 = now_ms();
+void print_kernels() {
+  for (const auto& k : rt::get_registered_kernels()) printf("%s\n", k.name_);
+  for (size_t b = 0; b < rt::get_num_registered_backends(); ++b) printf("backend %s\n", rt::get_backend_name(b).get());
+}
+
+// The program, opened (not yet loaded), with its ETDump tracer if one is asked for.
+struct Opened {
+  std::unique_ptr<Module> module;
+  executorch::etdump::ETDumpGen* etdump = nullptr;
+  std::vector<uint8_t> debug_buffer;
+};
+
+Opened open_program(const Options& o) {
+  Opened p;
   std::unique_ptr<executorch::etdump::ETDumpGen> tracer;
-  std::vector<uint8_t> debug_buffer(debug_size);
-  if (!etdump_path.empty()) {
+  p.debug_buffer.resize(o.debug_size);
+  if (!o.etdump_path.empty()) {
     tracer = std::make_unique<executorch::etdump::ETDumpGen>();
-    if (debug_size) {  // operators' outputs (and delegates' outputs) go to the debug buffer
-      (void)tracer->set_debug_buffer({debug_buffer.data(), debug_buffer.size()});
+    if (o.debug_size) {  // operators' outputs (and delegates' outputs) go to the debug buffer
+      (void)tracer->set_debug_buffer({p.debug_buffer.data(), p.debug_buffer.size()});
       tracer->set_event_tracer_debug_level(rt::EventTracerDebugLogLevel::kIntermediateOutputs);
     }
   }
-  auto* etdump = tracer.get();
+  p.etdump = tracer.get();
   // share_memory_arenas: the methods of one program use one set of planned arenas, so they
   // read and write one copy of the mutable buffers (share_mutable_buffers=True relies on it).
-  Module module(pte, data, Module::LoadMode::Mmap, std::move(tracer), nullptr, nullptr, share_arenas);
-  std::map<std::string, std::string> keys_without_layout;  // {key: .ptd}
-  for (const auto& ptd : data) {  // the runtime follows a .ptd's offsets unchecked
+  p.module = std::make_unique<Module>(o.pte, o.data, Module::LoadMode::Mmap, std::move(tracer), nullptr, nullptr,
+                                      o.share_arenas);
+  return p;
+}
+
+// {key: .ptd} of the tensors the .ptd files name without a layout. The runtime follows a .ptd's
+// offsets unchecked, so every .ptd is read here first.
+std::map<std::string, std::string> check_ptds(const std::vector<std::string>& data) {
+  std::map<std::string, std::string> keys_without_layout;
+  for (const auto& ptd : data) {
     note_step("checking " + ptd);
     for (const auto& [key, has_layout] : ptd_entries(ptd))
       if (!has_layout) keys_without_layout[key] = ptd;
   }
-  note_step("loading " + program_text(pte, data));
-  if (auto e = module.load(Program::Verification::InternalConsistency); e != rt::Error::Ok)
-    fail("cannot load " + program_text(pte, data) + ": " + error_text(e) + "; is it a .pte? are its --data files given?");
+  return keys_without_layout;
+}
+
+// --generate's methods: "PREFILL[,DECODE]", DECODE defaulting to PREFILL.
+std::pair<std::string, std::string> generation_methods(const Call& gen) {
+  auto comma = gen.method.find(',');
+  std::string prefill = gen.method.substr(0, comma);
+  return {prefill, comma == std::string::npos ? prefill : gen.method.substr(comma + 1)};
+}
+
+// The methods to load: those the calls and --generate use (every one with --check or no call),
+// each checked to exist.
+std::set<std::string> methods_to_load(const Options& o, Module& module) {
   std::set<std::string> methods;
-  for (const Call& c : calls) methods.insert(c.method);
-  std::string prefill = gen.method.substr(0, gen.method.find(',')), decode = prefill;
-  if (gen.method.find(',') != std::string::npos) decode = gen.method.substr(gen.method.find(',') + 1);
-  if (!gen.method.empty()) methods.insert(prefill), methods.insert(decode);
+  for (const Call& c : o.calls) methods.insert(c.method);
+  if (!o.gen.method.empty()) {
+    auto [prefill, decode] = generation_methods(o.gen);
+    methods.insert(prefill), methods.insert(decode);
+  }
   auto method_names = module.method_names();
-  if (!method_names.ok()) fail("cannot read the method names of " + pte + ": " + error_text(method_names.error()));
+  if (!method_names.ok()) fail("cannot read the method names of " + o.pte + ": " + error_text(method_names.error()));
   auto names = *method_names;
-  if (check || methods.empty()) methods = {names.begin(), names.end()};
+  if (o.check || methods.empty()) methods = {names.begin(), names.end()};
   for (const auto& m : methods)
     if (!names.count(m)) {
       std::string known;
       for (const auto& n : std::set<std::string>(names.begin(), names.end())) known += (known.empty() ? "" : ", ") + n;
-      fail(pte + " has no method \"" + m + "\"; its methods: " + known);
+      fail(o.pte + " has no method \"" + m + "\"; its methods: " + known);
     }
-  note_step("checking the operators of " + pte);
-  auto needs = program_needs(pte);  // also what the runtime's verification lets through and crashes on
+  return methods;
+}
+
+// Every operator and delegate the methods name must be registered, and every external tensor
+// they read must have a layout in its .ptd: checked before any method loads.
+void check_operators(const Options& o, const std::set<std::string>& methods,
+                     std::map<std::string, std::string>& keys_without_layout) {
+  note_step("checking the operators of " + o.pte);
+  auto needs = program_needs(o.pte);  // also what the runtime's verification lets through and crashes on
   for (const auto& [method, need] : needs)  // the runtime reads these keys' layouts without a check
     for (const auto& key : need.external_tensors)
       if (methods.count(method) && keys_without_layout.count(key))
-        fail(keys_without_layout[key] + ": corrupt .ptd: \"" + key + "\", which method \"" + method + "\" of " + pte +
+        fail(keys_without_layout[key] + ": corrupt .ptd: \"" + key + "\", which method \"" + method + "\" of " + o.pte +
              " reads, has no tensor layout");
-  if (auto why = precheck ? missing(needs, methods) : ""; !why.empty()) fail(pte + ": " + why);
-  for (const auto& m : methods) {
-    note_step("loading method \"" + m + "\" of " + program_text(pte, data));
-    if (auto e = module.load_method(m); e != rt::Error::Ok)
-      fail("cannot load method \"" + m + "\" of " + program_text(pte, data) + ": " + error_text(e) +
-           (data.empty() ? "; weights in a .ptd need --data" : ""));
-  }
-  double load_ms = now_ms() - t0;
-  if (check) return printf("%s: %zu methods load; every operator and delegate is registered\n", pte.c_str(), methods.size()), flush_log(), 0;
+  if (auto why = o.precheck ? missing(needs, methods) : ""; !why.empty()) fail(o.pte + ": " + why);
+}
 
+// Loads the program and its methods; returns the methods loaded.
+std::set<std::string> load(const Options& o, Module& module) {
+  auto keys_without_layout = check_ptds(o.data);
+  note_step("loading " + program_text(o.pte, o.data));
+  if (auto e = module.load(Program::Verification::InternalConsistency); e != rt::Error::Ok)
+    fail("cannot load " + program_text(o.pte, o.data) + ": " + error_text(e) + "; is it a .pte? are its --data files given?");
+  auto methods = methods_to_load(o, module);
+  check_operators(o, methods, keys_without_layout);
+  for (const auto& m : methods) {
+    note_step("loading method \"" + m + "\" of " + program_text(o.pte, o.data));
+    if (auto e = module.load_method(m); e != rt::Error::Ok)
+      fail("cannot load method \"" + m + "\" of " + program_text(o.pte, o.data) + ": " + error_text(e) +
+           (o.data.empty() ? "; weights in a .ptd need --data" : ""));
+  }
+  return methods;
+}
+
+// The calls' times: {method: [ms]} (timed iterations with --bench), and the first call's.
+struct Timings {
   std::map<std::string, std::vector<double>> times;
   double first_ms = -1;
+};
+
+Timings run_calls(const Options& o, Module& module) {
+  Timings t;
+  const auto& calls = o.calls;
   std::vector<std::vector<Value>> held(calls.size());
   std::vector<std::vector<EValue>> inputs(calls.size());
   for (size_t k = 0; k < calls.size(); ++k) {
@@ -259,63 +318,76 @@ int runner_main(int argc, char** argv) try {
     held[k] = calls[k].inputs.empty() ? synthetic_inputs(module, calls[k].method) : read_values(calls[k].inputs);
     inputs[k] = to_evalues(held[k]);
   }
-  int rounds = bench ? 1 + warmup + iterations : 1;
+  int rounds = o.bench ? 1 + o.warmup + o.iterations : 1;
   for (int r = 0; r < rounds; ++r) {
     for (size_t k = 0; k < calls.size(); ++k) {
-      if (r == 0) note_step("running method \"" + calls[k].method + "\" of " + pte + (calls[k].inputs.empty() ? "" : " on " + calls[k].inputs));
+      std::string on = calls[k].inputs.empty() ? "" : " on " + calls[k].inputs;
+      if (r == 0) note_step("running method \"" + calls[k].method + "\" of " + o.pte + on);
       double s = now_ms();
-      auto out = run(module, calls[k].method, inputs[k], pte + (calls[k].inputs.empty() ? "" : " on " + calls[k].inputs));
+      auto out = run(module, calls[k].method, inputs[k], o.pte + on);
       double ms = now_ms() - s;
-      if (first_ms < 0) first_ms = ms;
+      if (t.first_ms < 0) t.first_ms = ms;
       if (r == 0 && !calls[k].outputs.empty()) write_values(calls[k].outputs, out);
-      if (r > warmup || !bench) times[calls[k].method].push_back(ms);
+      if (r > o.warmup || !o.bench) t.times[calls[k].method].push_back(ms);
     }
   }
+  return t;
+}
 
-  std::ostringstream report, text;
-  report << "{\"program\":\"" << pte << "\",\"load_ms\":" << load_ms << ",\"first_call_ms\":" << first_ms;
-  text << "load " << load_ms << " ms, first call " << first_ms << " ms\n";
-  if (!gen.method.empty()) {
-    note_step("reading the prompt " + gen.inputs);
-    auto prompt = read_values(gen.inputs);
-    if (prompt.empty() || prompt[0].kind != 'T' || prompt[0].dtype != static_cast<uint8_t>(ScalarType::Long) ||
-        prompt[0].bytes.empty())
-      fail(gen.inputs + ": --generate needs a prompt of int64 token ids as its first value");
-    std::vector<int64_t> tokens(prompt[0].bytes.size() / 8);
-    memcpy(tokens.data(), prompt[0].bytes.data(), prompt[0].bytes.size());
-    // The second input: [T] positions (the LLM runner's input_pos), or a [1] start.
-    std::map<std::string, bool> start_only;
-    for (const auto& m : {prefill, decode}) start_only[m] = positions_are_one_start(module, m);
-    note_step("generating with \"" + prefill + "\" and \"" + decode + "\" of " + pte);
-    auto step = [&](const std::string& method, std::vector<int64_t> ids, int64_t start) {
-      std::vector<int64_t> pos(start_only[method] ? 1 : ids.size());
-      for (size_t i = 0; i < pos.size(); ++i) pos[i] = start + i;
-      auto t = executorch::extension::from_blob(ids.data(), {1, static_cast<int>(ids.size())}, ScalarType::Long);
-      auto p = executorch::extension::from_blob(pos.data(), {static_cast<int>(pos.size())}, ScalarType::Long);
-      return argmax_last(run(module, method, {*t, *p}, pte + " on the prompt " + gen.inputs));
-    };
-    std::vector<int64_t> generated;
-    std::vector<double> prefills, decodes;  // with --bench: warmup + iterations generations
-    for (int r = 0; r < (bench ? warmup + iterations : 1); ++r) {
-      double s = now_ms();
-      generated = {step(prefill, tokens, 0)};
-      double p = now_ms() - s;
-      s = now_ms();
-      for (int i = 1; i < max_new; ++i) generated.push_back(step(decode, {generated.back()}, tokens.size() + i - 1));
-      if (!bench || r >= warmup) prefills.push_back(p), decodes.push_back(now_ms() - s);
-    }
-    double prefill_ms = percentile(prefills, 0.5), decode_ms = percentile(decodes, 0.5);  // medians
-    double prefill_tps = tokens.size() * 1000.0 / prefill_ms;
-    double decode_tps = (generated.size() - 1) * 1000.0 / decode_ms;
-    auto out = executorch::extension::from_blob(generated.data(), {static_cast<int>(generated.size())}, ScalarType::Long);
-    if (!gen.outputs.empty()) write_values(gen.outputs, {EValue(*out)});
-    report << ",\"generate\":{\"prompt_tokens\":" << tokens.size() << ",\"new_tokens\":" << generated.size()
-           << ",\"prefill_ms\":" << prefill_ms << ",\"prefill_tokens_per_s\":" << prefill_tps
-           << ",\"decode_ms\":" << decode_ms << ",\"decode_tokens_per_s\":" << decode_tps
-           << ",\"runs\":" << decodes.size() << "}";
-    text << "generate (median of " << decodes.size() << "): " << tokens.size() << " prompt tokens in " << prefill_ms << " ms (" << prefill_tps
-         << " tok/s), " << generated.size() - 1 << " decoded in " << decode_ms << " ms (" << decode_tps << " tok/s)\n";
+// --generate's prompt: int64 token ids, the first value of its .etvals file.
+std::vector<int64_t> read_prompt(const Call& gen) {
+  note_step("reading the prompt " + gen.inputs);
+  auto prompt = read_values(gen.inputs);
+  if (prompt.empty() || prompt[0].kind != 'T' || prompt[0].dtype != static_cast<uint8_t>(ScalarType::Long) ||
+      prompt[0].bytes.empty())
+    fail(gen.inputs + ": --generate needs a prompt of int64 token ids as its first value");
+  std::vector<int64_t> tokens(prompt[0].bytes.size() / 8);
+  memcpy(tokens.data(), prompt[0].bytes.data(), prompt[0].bytes.size());
+  return tokens;
+}
+
+// Greedy generation: PREFILL on the prompt, then DECODE once per new token; appends its figures
+// to the report and the table.
+void generate(const Options& o, Module& module, std::ostringstream& report, std::ostringstream& text) {
+  auto tokens = read_prompt(o.gen);
+  auto [prefill, decode] = generation_methods(o.gen);
+  // The second input: [T] positions (the LLM runner's input_pos), or a [1] start.
+  std::map<std::string, bool> start_only;
+  for (const auto& m : {prefill, decode}) start_only[m] = positions_are_one_start(module, m);
+  note_step("generating with \"" + prefill + "\" and \"" + decode + "\" of " + o.pte);
+  auto step = [&](const std::string& method, std::vector<int64_t> ids, int64_t start) {
+    std::vector<int64_t> pos(start_only[method] ? 1 : ids.size());
+    for (size_t i = 0; i < pos.size(); ++i) pos[i] = start + i;
+    auto t = executorch::extension::from_blob(ids.data(), {1, static_cast<int>(ids.size())}, ScalarType::Long);
+    auto p = executorch::extension::from_blob(pos.data(), {static_cast<int>(pos.size())}, ScalarType::Long);
+    return argmax_last(run(module, method, {*t, *p}, o.pte + " on the prompt " + o.gen.inputs));
+  };
+  std::vector<int64_t> generated;
+  std::vector<double> prefills, decodes;  // with --bench: warmup + iterations generations
+  for (int r = 0; r < (o.bench ? o.warmup + o.iterations : 1); ++r) {
+    double s = now_ms();
+    generated = {step(prefill, tokens, 0)};
+    double p = now_ms() - s;
+    s = now_ms();
+    for (int i = 1; i < o.max_new; ++i) generated.push_back(step(decode, {generated.back()}, tokens.size() + i - 1));
+    if (!o.bench || r >= o.warmup) prefills.push_back(p), decodes.push_back(now_ms() - s);
   }
+  double prefill_ms = percentile(prefills, 0.5), decode_ms = percentile(decodes, 0.5);  // medians
+  double prefill_tps = tokens.size() * 1000.0 / prefill_ms;
+  double decode_tps = (generated.size() - 1) * 1000.0 / decode_ms;
+  auto out = executorch::extension::from_blob(generated.data(), {static_cast<int>(generated.size())}, ScalarType::Long);
+  if (!o.gen.outputs.empty()) write_values(o.gen.outputs, {EValue(*out)});
+  report << ",\"generate\":{\"prompt_tokens\":" << tokens.size() << ",\"new_tokens\":" << generated.size()
+         << ",\"prefill_ms\":" << prefill_ms << ",\"prefill_tokens_per_s\":" << prefill_tps
+         << ",\"decode_ms\":" << decode_ms << ",\"decode_tokens_per_s\":" << decode_tps
+         << ",\"runs\":" << decodes.size() << "}";
+  text << "generate (median of " << decodes.size() << "): " << tokens.size() << " prompt tokens in " << prefill_ms << " ms (" << prefill_tps
+       << " tok/s), " << generated.size() - 1 << " decoded in " << decode_ms << " ms (" << decode_tps << " tok/s)\n";
+}
+
+// Each method's calls, times and planned memory, into the report and the table.
+void method_table(Module& module, const std::set<std::string>& methods, Timings& timings, std::ostringstream& report,
+                  std::ostringstream& text) {
   report << ",\"methods\":{";
   char line[200];
   snprintf(line, sizeof line, "%-14s %6s %10s %10s %10s %14s\n", "method", "calls", "p50 ms", "p90 ms", "min ms", "planned bytes");
@@ -325,7 +397,7 @@ int runner_main(int argc, char** argv) try {
     auto meta = module.method_meta(m);
     size_t planned = 0;
     for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) planned += *meta->memory_planned_buffer_size(i);
-    const auto& t = times[m];
+    const auto& t = timings.times[m];
     report << sep << "\"" << m << "\":{\"planned_bytes\":" << planned << ",\"calls\":" << t.size(), sep = ",";
     if (!t.empty())
       report << ",\"p50_ms\":" << percentile(t, 0.5) << ",\"p90_ms\":" << percentile(t, 0.9) << ",\"min_ms\":" << percentile(t, 0);
@@ -334,19 +406,42 @@ int runner_main(int argc, char** argv) try {
              t.empty() ? 0 : percentile(t, 0.9), t.empty() ? 0 : percentile(t, 0), planned);
     text << line;
   }
+  report << "}";
+}
+
+// The ETDump and its debug buffer, if asked for.
+void write_etdump(const Options& o, Opened& p) {
+  if (!p.etdump) return;
+  auto result = p.etdump->get_etdump_data();
+  if (!result.buf) fail("the ETDump is empty");
+  std::ofstream(o.etdump_path, std::ios::binary).write(static_cast<const char*>(result.buf), result.size);
+  free(result.buf);
+  if (!o.debug_path.empty())
+    std::ofstream(o.debug_path, std::ios::binary).write(reinterpret_cast<char*>(p.debug_buffer.data()), o.debug_size);
+}
+
+int runner_main(int argc, char** argv) try {
+  Options o = parse_args(argc, argv);
+  if (o.list_kernels) return print_kernels(), 0;
+  rt::register_pal(rt::PalImpl::create(log_message, __FILE__));
+  double t0 = now_ms();
+  Opened p = open_program(o);
+  auto methods = load(o, *p.module);
+  double load_ms = now_ms() - t0;
+  if (o.check) return printf("%s: %zu methods load; every operator and delegate is registered\n", o.pte.c_str(), methods.size()), flush_log(), 0;
+
+  Timings timings = run_calls(o, *p.module);
+  std::ostringstream report, text;
+  report << "{\"program\":\"" << o.pte << "\",\"load_ms\":" << load_ms << ",\"first_call_ms\":" << timings.first_ms;
+  text << "load " << load_ms << " ms, first call " << timings.first_ms << " ms\n";
+  if (!o.gen.method.empty()) generate(o, *p.module, report, text);
+  method_table(*p.module, methods, timings, report, text);
   long rss = peak_rss_kb();
-  report << "},\"peak_rss_kb\":" << rss << "}";
+  report << ",\"peak_rss_kb\":" << rss << "}";
   text << "peak RSS " << rss / 1024.0 << " MiB\n";
-  if (etdump) {
-    auto result = etdump->get_etdump_data();
-    if (!result.buf) fail("the ETDump is empty");
-    std::ofstream(etdump_path, std::ios::binary).write(static_cast<const char*>(result.buf), result.size);
-    free(result.buf);
-    if (!debug_path.empty())
-      std::ofstream(debug_path, std::ios::binary).write(reinterpret_cast<char*>(debug_buffer.data()), debug_size);
-  }
-  if (!json.empty()) std::ofstream(json) << report.str() << "\n";
-  if (table) printf("%s", text.str().c_str());
+  write_etdump(o, p);
+  if (!o.json.empty()) std::ofstream(o.json) << report.str() << "\n";
+  if (o.table) printf("%s", text.str().c_str());
   printf("%s\n", report.str().c_str());
   flush_log();
   return 0;

@@ -53,7 +53,7 @@ def _references(config, modules):
         from exporter.core.model_loader import load_model
 
         model = load_model(config.model)
-        return {name: (model, f"the eager model {config.model.label}") for name in config.methods}
+        return dict.fromkeys(config.methods, (model, f"the eager model {config.model.label}"))
     return {name: (modules[name], f"the exported program {m.exported_label}")
             for name, m in config.methods.items()}
 
@@ -65,7 +65,8 @@ def _in_float64(references):
     copies = {}
     for reference, _ in references.values():
         copies.setdefault(id(reference), float64_math.widened(reference))
-    return {name: (lambda *a, wide=copies[id(ref)], **k: float64_math.call(wide, a, k), description)
+    # The default binds each reference's copy as the lambda is made (B008 wants it made later).
+    return {name: (lambda *a, wide=copies[id(ref)], **k: float64_math.call(wide, a, k), description)  # noqa: B008
             for name, (ref, description) in references.items()}
 
 

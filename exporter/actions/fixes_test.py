@@ -115,7 +115,7 @@ def build(folder, model, inputs, dims, options, backends):
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.kind)
 def test_the_suggested_change_takes_the_build_past_the_error(tmp_path, row):
-    before = dict(model=row.model, inputs=row.inputs, dims=row.dims, options=row.options, backends=row.backends)
+    before = {"model": row.model, "inputs": row.inputs, "dims": row.dims, "options": row.options, "backends": row.backends}
     message = build(tmp_path / "before", **before)
     assert message is not None, f"{row.model} built: the row shows no error"
     assert "\n" not in message

@@ -89,7 +89,7 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
                                            constant_methods=constant_methods or None,
                                            generate_etrecord=generate_etrecord)
         state = buffers.mark_initialized(edge, initialized_buffers, label)
-        options = {}
+        options: dict = {}
         if state:
             # Names in the .pte (tools and apps read them), and one copy of each buffer that
             # every method reads and writes, as the eager module has.

@@ -53,7 +53,7 @@ def test_a_corrupt_pt2_fails_in_one_line_naming_it(tmp_path, content):
     (tmp_path / "identity.txt").write_text("python 3\n")
     bad = tmp_path / "a.pt2"
     bad.write_bytes(content)
-    config = configs.LowerConfig.from_json({
+    config = registry.LowerConfig.from_json({
         "label": "//t:program", "identity": str(tmp_path / "identity.txt"), "backends": [],
         "methods": {"forward": {"exported_label": "//t:a_ep", "pt2": str(bad), "spec_label": None, "spec": None}},
         "outputs": {"pte": str(tmp_path / "p.pte"), "manifest": str(tmp_path / "p.pte.json")},

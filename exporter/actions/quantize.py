@@ -20,7 +20,7 @@ from exporter.formats import pt2
 # scheme -> (arguments of XNNPACK's get_symmetric_quantization_config, needs calibration).
 # Static schemes fix activation scales from the calibration batches; dynamic ones compute them
 # at run time from each input, so they need none (and quantize only linear and conv layers).
-SCHEMES = {
+SCHEMES: dict[str, tuple[dict, bool]] = {
     "int8_static_per_channel": ({"is_per_channel": True, "is_dynamic": False}, True),
     "int8_static_per_tensor": ({"is_per_channel": False, "is_dynamic": False}, True),
     "int8_dynamic_per_channel": ({"is_per_channel": True, "is_dynamic": True}, False),

@@ -21,6 +21,7 @@ def test_selected_operators_are_the_programs(program):
 
 def test_merged_lists_hold_every_program():
     merged = selected_ops.merge([path(p + ".selected_operators.yaml") for p in ("tiny_portable_pte", "tiny_xnnpack_pte")])
-    assert {operators.kernel_name(op) for op in merged["operators"]} == used_operators("tiny_portable_pte") | used_operators("tiny_xnnpack_pte")
+    used = used_operators("tiny_portable_pte") | used_operators("tiny_xnnpack_pte")
+    assert {operators.kernel_name(op) for op in merged["operators"]} == used
     shared = merged["operators"]["aten::add.out"]["debug_info"]
     assert shared == ["//exporter/tests:tiny_portable_pte", "//exporter/tests:tiny_xnnpack_pte"]

@@ -105,7 +105,8 @@ def _where(spec):
 def compare_case(specs, runtime, aot, eager, rtol, atol, min_sqnr_db=None):
     """(kernel findings, export findings) for one case's tapped values, in execution order: each
     [text] of the first diverging operator, then a line counting the ones after it."""
-    ops_of, last_of_module = {}, {}
+    ops_of: dict = {}
+    last_of_module: dict = {}
     for spec in specs:
         if spec.module_path:
             ops_of.setdefault(spec.module_path, []).append(spec.op_target)
@@ -116,7 +117,7 @@ def compare_case(specs, runtime, aot, eager, rtol, atol, min_sqnr_db=None):
         bad, worst = _error(value, aot[spec.output_index], rtol, atol, min_sqnr_db)
         if bad:
             kernel.append(f"{_where(spec)}: worst abs error {worst:.3g} against the exported program")
-        if last_of_module.get(spec.module_path) is spec and spec.module_path in eager:
+        if spec.module_path in eager and last_of_module[spec.module_path] is spec:
             off, error = _error(value, eager[spec.module_path], rtol, atol, min_sqnr_db)
             shared, _ = _error(aot[spec.output_index], eager[spec.module_path], rtol, atol, min_sqnr_db)
             if off and shared:

@@ -221,11 +221,11 @@ class Checks:
             lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
             return False
         ok = True
-        for index, (a, e) in enumerate(zip(actual, expected)):
-            good, report = compare(a, e, self.rtol, self.atol)
+        for index, (a, want) in enumerate(zip(actual, expected)):
+            good, report = compare(a, want, self.rtol, self.atol)
             good = good or not self.elementwise
             if self.floors.active:
-                above, measured = self.floors.check(a, e)
+                above, measured = self.floors.check(a, want)
                 good, report = good and above, f"{report}, {measured}"
             ok &= good
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")

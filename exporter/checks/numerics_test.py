@@ -156,7 +156,7 @@ def test_every_derived_size_reaches_its_min_and_max():
             "inputs": [{"name": "x", "value": t(["dx", 3])}, {"name": "y", "value": t(["2*dx", "dh"])},
                        {"name": "z", "value": t(["dx+1"])}]}
     ranges = {"dx": {"min": 4, "max": 256}, "dh": {"min": 0, "max": 512}}
-    sizes = {name: make for name, make in numerics.cases(spec, ranges, [])}
+    sizes = dict(numerics.cases(spec, ranges, []))
     shapes = {name: {k: tuple(v.shape) for k, v in numerics.make_inputs(spec, s).items()} for name, s in sizes.items()}
     assert shapes["min dh=0, dx=4"] == {"x": (4, 3), "y": (8, 0), "z": (5,)}
     assert shapes["max dh=512, dx=256"] == {"x": (256, 3), "y": (512, 512), "z": (257,)}

@@ -27,6 +27,7 @@ def test_only_moved_scales_are_named_with_the_first_layer_and_the_change():
 def test_any_other_change_gets_no_such_note():
     other = _moved(GOLDEN).replace("aten.conv2d.default", "aten.conv1d.default")
     assert qparams_diff.explain(GOLDEN, other) is None
-    assert qparams_diff.explain(GOLDEN, GOLDEN.replace("torch.int8) -> int8[2]\n%conv2d", "torch.uint8) -> int8[2]\n%conv2d")) is None
+    unsigned = GOLDEN.replace("torch.int8) -> int8[2]\n%conv2d", "torch.uint8) -> int8[2]\n%conv2d")
+    assert qparams_diff.explain(GOLDEN, unsigned) is None
     assert qparams_diff.explain(GOLDEN, GOLDEN + "%extra = placeholder\n") is None
     assert qparams_diff.explain(GOLDEN, GOLDEN) is None

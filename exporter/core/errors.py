@@ -1,6 +1,7 @@
 """The one exception the exporter turns into a one-line build error, and what its messages name."""
 
 import dataclasses
+from typing import Any
 
 
 class UserError(Exception):
@@ -36,7 +37,7 @@ class Context:
     exported: tuple[str, ...] = ()
     spec_label: str | None = None
     spec: dict | None = None
-    export: object = None
+    export: Any = None
     backends: tuple[str, ...] = ()
 
     @property

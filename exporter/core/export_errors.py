@@ -141,7 +141,7 @@ def _edit_for_fix(suggested, ctx):
 
 
 def _constraint_violation(text, ctx):
-    lines = [l.strip()[2:] for l in text.splitlines() if l.strip().startswith("- ")]
+    lines = [line.strip()[2:] for line in text.splitlines() if line.strip().startswith("- ")]
     first = _in_user_terms(lines[0]) if lines else text.splitlines()[0]
     # torch's advice on mark_dynamic and Dim.DYNAMIC is Python; the edits below replace it.
     first = re.sub(r"You marked (.+?) as dynamic but your code specialized it to be a constant "
@@ -163,7 +163,7 @@ def _constraint_violation(text, ctx):
 
 def _data_dependent(text, exc, ctx):
     lines = text.splitlines()
-    key = next((l for l in lines if "Could not guard on data-dependent" in l), lines[0])
+    key = next((line for line in lines if "Could not guard on data-dependent" in line), lines[0])
     key = key[key.index("Could not guard"):] if "Could not guard" in key else key
     key = key.split(" (unhinted")[0].split("(Size-like symbols")[0].strip().rstrip(".")
     source = _user_source(text, exc)
@@ -175,7 +175,7 @@ def _data_dependent(text, exc, ctx):
 
 
 def _graph_break(text, exc, ctx):
-    key = next((l.strip() for l in text.splitlines() if l.strip()), type(exc).__name__)
+    key = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
     source = _user_source(text, exc)
     where = f" at {source}" if source else ""
     return (f"strict torch.export (TorchDynamo) cannot trace model {ctx.model} (shape_spec "
@@ -204,7 +204,7 @@ def explain(exc, ctx):
         return _data_dependent(text, exc, ctx)
     if name == "Unsupported" or (ctx.strict and "graph break" in text.lower()):
         return _graph_break(text, exc, ctx)
-    key = next((l.strip() for l in text.splitlines() if l.strip()), "")
+    key = next((line.strip() for line in text.splitlines() if line.strip()), "")
     source = _user_source(text, exc)
     where = f" at {source}" if source else ""
     return (f"torch.export failed for model {ctx.model} with shape_spec {ctx.spec_label}: "

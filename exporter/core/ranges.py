@@ -47,7 +47,7 @@ def _user_axes(ep, inputs, spec):
 def _symbol_names(axes):
     """Readable names for the graph's shape symbols: dim names first, then input[axis]."""
     names = {}
-    for path, axis, parsed, _, size in axes:
+    for _, _, parsed, _, size in axes:
         if isinstance(size, torch.SymInt) and isinstance(parsed, shape_spec.Linear):
             free = size.node.expr.free_symbols
             if len(free) == 1:

@@ -78,7 +78,7 @@ def test_the_exporter_reads_a_spec_as_large_as_analysis_accepts():
     # a spec holds at most MAX_VALUES - 1 values (here one input: a list node and its items).
     count = shape_spec.MAX_VALUES - 1
     items = [{"int": i} for i in range(count - 2)] + [{"tensor": {"shape": [2], "dtype": "float32", "hint": None, "fill": None}}]
-    big = {"dims": {}, "hint": None, "inputs": [{"name": "xs", "value": {"list": items}}]}
+    big: dict = {"dims": {}, "hint": None, "inputs": [{"name": "xs", "value": {"list": items}}]}
     assert 1 + len(items) == count
     tensors = {}
     value = shape_spec.build_value(big["inputs"][0]["value"], big, torch.Generator().manual_seed(0), "inputs[\"xs\"]", tensors)

@@ -118,7 +118,7 @@ def _signed32(value):
 def decode_request(message):
     """The dict of one WorkRequest's protobuf bytes (without its length prefix); a message that
     is not one gives {"malformed": why, "requestId": its id if that was read}."""
-    request = {"arguments": [], "inputs": [], "requestId": 0}
+    request: dict = {"arguments": [], "inputs": [], "requestId": 0}
     try:
         for field, wire, value in _fields(message):
             if (field, wire) == (1, 2):

@@ -129,6 +129,8 @@ class Worker:
             stderr=log or subprocess.DEVNULL,
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
+        assert self.proc.stdin and self.proc.stdout  # both piped
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         self.next_id = 0
         self.protocol = protocol
         self.received = b""  # bytes of a response not yet complete
@@ -139,18 +141,18 @@ class Worker:
         self.next_id += 1
         request = {"arguments": [params], "inputs": [{"path": p} for p in inputs], "requestId": self.next_id}
         if self.protocol == work_protocol.JSON:
-            self.proc.stdin.write(json.dumps(request).encode())  # no newline
+            self.stdin.write(json.dumps(request).encode())  # no newline
         else:
-            self.proc.stdin.write(work_protocol.encode_request(request))
-        self.proc.stdin.flush()
+            self.stdin.write(work_protocol.encode_request(request))
+        self.stdin.flush()
         return self.next_id
 
     def receive(self, timeout=240):
         deadline = time.monotonic() + timeout
         while not self.responses:
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(0, deadline - time.monotonic()))
+            ready, _, _ = select.select([self.stdout], [], [], max(0, deadline - time.monotonic()))
             assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
-            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            chunk = os.read(self.stdout.fileno(), 1 << 16)
             assert chunk, "the worker closed its output"
             responses, self.received = work_protocol.decode_responses(self.received + chunk, self.protocol)
             self.responses += responses
@@ -164,10 +166,10 @@ class Worker:
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
 
     def close(self):
-        self.proc.stdin.close()
+        self.stdin.close()
         self.proc.wait(timeout=60)
 
 
@@ -441,8 +443,8 @@ def test_a_newer_request_for_the_same_outputs_stops_the_old_one(worker, workdir)
 def test_malformed_requests_are_answered_and_the_worker_keeps_serving(workdir):
     w = Worker()
     try:
-        w.proc.stdin.write(b"\x05\x0a\x03\xff\xfe\x41")  # an argument that is not UTF-8
-        w.proc.stdin.flush()
+        w.stdin.write(b"\x05\x0a\x03\xff\xfe\x41")  # an argument that is not UTF-8
+        w.stdin.flush()
         bad = w.receive()
         assert bad["exitCode"] == 1 and "malformed WorkRequest" in bad["output"], bad
         assert w.request(params_for("after_garbage", "zoo.models:Tiny"))["exitCode"] == 0

@@ -107,7 +107,7 @@ def constant_value(plan):
     fields = [_SCALAR_FIELDS.get(kind(v)) if v is not None else None for v in values]
     if None in fields or (len(values) > 1 and set(fields) != {"int_val"}):
         return None
-    found = [getattr(v, f) for v, f in zip(values, fields)]
+    found = [getattr(v, str(f)) for v, f in zip(values, fields)]
     return found[0] if len(found) == 1 else found
 
 

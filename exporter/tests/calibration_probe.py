@@ -66,8 +66,9 @@ def _quantized_pt2(model, out):
 
 def main(weights, out, precision, threads):
     if precision == "float32":  # the control: every step in the model's own float32
-        float64_math.float64 = contextlib.nullcontext
+        float64_math.float64 = contextlib.nullcontext  # type: ignore[assignment]
     dtype = torch.float64 if precision == "float64" else torch.float32
+    math: contextlib.AbstractContextManager
     if threads == "pinned":
         math = determinism.reproducible_math()
     else:

@@ -96,7 +96,8 @@ def test_arm64_runner_matches_the_host_runner_on_int8_programs(program):
     for (name, _, _), x86_outputs, arm_outputs in zip(calls, host, arm64):
         for index, (a, h) in enumerate(zip(arm_outputs, x86_outputs)):
             sqnr = numerics.sqnr_db(a, h)
-            print(f"{program} {name} output {index}: arm64 vs x86-64: SQNR {sqnr:.1f} dB, worst abs error {float((a - h).abs().max()):.3g}")
+            worst = float((a - h).abs().max())
+            print(f"{program} {name} output {index}: arm64 vs x86-64: SQNR {sqnr:.1f} dB, worst abs error {worst:.3g}")
             assert sqnr >= MIN_SQNR_VS_HOST_DB, f"{name} output {index}: SQNR {sqnr:.1f} dB"
 
 

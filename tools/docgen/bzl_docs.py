@@ -146,7 +146,7 @@ class Module:
                 self.assigns[node.targets[0].id] = node
             elif isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
-            elif isinstance(node, ast.Expr) and _call_name(node.value) == "load":
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and _call_name(node.value) == "load":
                 label = _string(node.value.args[0], f"{path}: load")
                 for k in node.value.keywords:
                     self.loads[k.arg] = (label, _string(k.value, f"{path}: load"))
@@ -180,7 +180,8 @@ def _split_docstring(text):
     """(description, {arg: doc}) from a Google-style docstring with an Args: section."""
     text = text or ""
     lines = text.splitlines()
-    description, args, current, section = [], {}, None, None
+    description, current, section = [], None, None
+    args: dict[str, list] = {}  # arg -> [its text, its indent]
     for line in lines:
         stripped = line.strip()
         if stripped in ("Args:", "Returns:", "Raises:"):
@@ -189,7 +190,7 @@ def _split_docstring(text):
         if section == "Args:":
             match = re.match(r"^(\*{0,2}\w+): ?(.*)$", stripped)
             indent = len(line) - len(line.lstrip())
-            if match and (current is None or indent <= args[current][1]):
+            if match and (current is None or indent <= int(args[current][1])):
                 current = match.group(1)
                 args[current] = [match.group(2), indent]
             elif current and stripped:
@@ -223,10 +224,11 @@ def _evaluate(module, node, where, env=None):
         return [_evaluate(module, e, where, env) for e in node.elts]
     if isinstance(node, ast.Dict) and None not in node.keys:
         return {_evaluate(module, k, where, env): _evaluate(module, v, where, env) for k, v in zip(node.keys, node.values)}
-    if isinstance(node, ast.ListComp) and len(node.generators) == 1 and isinstance(node.generators[0].target, ast.Name):
+    if isinstance(node, ast.ListComp) and len(node.generators) == 1:
         loop = node.generators[0]
-        if not loop.ifs:
-            return [_evaluate(module, node.elt, where, dict(env, **{loop.target.id: item}))
+        if isinstance(loop.target, ast.Name) and not loop.ifs:
+            name = loop.target.id
+            return [_evaluate(module, node.elt, where, dict(env, **{name: item}))
                     for item in _evaluate(module, loop.iter, where, env)]
     try:
         return ast.literal_eval(node)
@@ -280,7 +282,8 @@ def _attr_items(module, node, where):
             elif _call_name(node) == "dict":
                 items.append((ast.Constant(value=k.arg), k.value, module))
         return items
-    raise DocError(f"{where}: attrs must be a dict literal, a name bound to one, or a call that merges such dicts, to be documented")
+    raise DocError(f"{where}: attrs must be a dict literal, a name bound to one, or a call that merges such dicts, "
+                   f"to be documented")
 
 
 def _rule_params(module, call, where):
@@ -344,7 +347,7 @@ def _helper_sets(module, name):
         return _helper_sets(Module(module.root, label_to_path(label, module.path)), original)
     function = module.functions.get(name)
     returns = [n.value for n in ast.walk(function) if isinstance(n, ast.Return)] if function else []
-    return [k.arg for r in returns if _call_name(r) == "dict" for k in r.keywords if k.arg]
+    return [k.arg for r in returns if isinstance(r, ast.Call) and _call_name(r) == "dict" for k in r.keywords if k.arg]
 
 
 def _rule_attrs(module, function):
@@ -366,7 +369,7 @@ def _rule_attrs(module, function):
             if any(_is_name(k.value, args_kwarg) for k in helper.keywords if k.arg is None):
                 reaching = True
                 explicit.update({k.arg: k.value for k in helper.keywords if k.arg})
-                explicit.update({name: None for name in _helper_sets(module, _call_name(helper))})
+                explicit.update(dict.fromkeys(_helper_sets(module, _call_name(helper))))
         if args_kwarg and reaching:
             for name, p in params.items():
                 if name not in explicit and name != "name":
@@ -503,11 +506,13 @@ def missing_docs(entries):
     problems = []
     params = {(e.name, p.name) for e in entries for p in e.params}
     for key in sorted(set(TYPE_HINTS) - params):
-        problems.append(f"tools/docgen/bzl_docs.py: TYPE_HINTS names {key[0]}'s parameter {key[1]}, which no longer exists; remove it")
+        problems.append(f"tools/docgen/bzl_docs.py: TYPE_HINTS names {key[0]}'s parameter {key[1]}, which no longer "
+                        f"exists; remove it")
     for e in entries:
         for p in e.params:
             if e.kind == "macro" and not p.type:
-                problems.append(f"macro {e.name}: parameter {p.name} has no known type; add it to TYPE_HINTS in tools/docgen/bzl_docs.py")
+                problems.append(f"macro {e.name}: parameter {p.name} has no known type; add it to TYPE_HINTS in "
+                                f"tools/docgen/bzl_docs.py")
         if not e.doc:
             problems.append(f"{e.kind} {e.name} ({e.source}) has no doc")
         for p in e.params:

@@ -214,7 +214,8 @@ def main(argv):
         return 0
     current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
     if current != text:
-        diff = difflib.unified_diff(current.splitlines(), text.splitlines(), OUTPUT + " (checked in)", OUTPUT + " (generated)", lineterm="")
+        diff = difflib.unified_diff(current.splitlines(), text.splitlines(), OUTPUT + " (checked in)",
+                                    OUTPUT + " (generated)", lineterm="")
         print("\n".join(list(diff)[:80]), file=sys.stderr)
         print(f"rules_md: {OUTPUT} is stale; run: {UPDATE_COMMAND}", file=sys.stderr)
         return 1
