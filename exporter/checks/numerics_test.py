@@ -164,9 +164,9 @@ def test_every_derived_size_reaches_its_min_and_max():
 
 def _on_both_cpus(**changes):
     """A config that runs the tiny XNNPACK program in the native runner and its arm64 twin."""
-    settings = dict(runtimes=["python", "native", "arm64"], native_runner="native/et_runner",
-                    native_runner_label="//native:et_runner", arm64_runner="native/arm64/et_runner_arm64")
-    return _config("xnnpack", **dict(settings, **changes))
+    settings = {"runtimes": ["python", "native", "arm64"], "native_runner": "native/et_runner",
+                "native_runner_label": "//native:et_runner", "arm64_runner": "native/arm64/et_runner_arm64"}
+    return _config("xnnpack", **{**settings, **changes})
 
 
 def test_arm64_runs_its_own_cases_under_qemu_and_is_set_beside_x86_64(tmp_path, monkeypatch):
