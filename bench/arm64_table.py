@@ -13,6 +13,7 @@ arm64 runs took in all (qemu's start included), what they add to `bazel test //.
 
 import json
 import os
+import re
 import sys
 import zipfile
 
@@ -50,6 +51,12 @@ def _largest(values, cases):
     return "0" if worst == 0 else f"{worst:.1e}"
 
 
+def _sizes(cases):
+    """The arm64 cases as their sizes ("batch=1; batch=2; batch=16"), smallest first, each once."""
+    shown = {c.partition(" ")[2] if "=" in c else c for c in cases}
+    return "; ".join(sorted(shown, key=lambda size: [int(n) for n in re.findall(r"\d+", size)]))
+
+
 def row(summary):
     """One Markdown row, or None for a test without an arm64 run."""
     largest = summary["largest_difference"]
@@ -59,7 +66,7 @@ def row(summary):
     steps = summary["method"] == "steps"
     return "| " + " | ".join([
         f"`{summary['program']}`", f"`{summary['test'].rpartition(':')[2]}`",
-        f"{len(cases)} steps" if steps else "; ".join(c.partition(" ")[2] if "=" in c else c for c in cases),
+        f"{len(cases)} steps" if steps else _sizes(cases),
         _largest(largest.get("arm64 vs native", {}), cases), _largest(largest.get("native", {}), cases),
         _largest(largest["arm64"], cases), summary["reference"].partition(" ")[0],
     ]) + " |"

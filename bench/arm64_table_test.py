@@ -19,9 +19,10 @@ def _testlogs(tmp_path):
     with zipfile.ZipFile(zipped / "outputs.zip", "w") as archive:
         archive.writestr(arm64_table.SUMMARY_FILE, json.dumps(_summary("//m:a_numerics_test", {
             "python": {"min batch=1": 3e-8, "max batch=8": 9e-8},
-            "native": {"min batch=1": 4e-8, "max batch=8": 9e-5},  # max is not an arm64 case
-            "arm64": {"min batch=1": 5e-8},
-            "arm64 vs native": {"min batch=1": 0.0},
+            "native": {"min batch=1": 4e-8, "example batch=16": 4e-8, "listed batch=2": 3e-8, "opt batch=2": 3e-8,
+                       "max batch=8": 9e-5},  # max is not an arm64 case
+            "arm64": {"min batch=1": 5e-8, "example batch=16": 6e-8, "listed batch=2": 4e-8, "opt batch=2": 4e-8},
+            "arm64 vs native": {"min batch=1": 0.0, "example batch=16": 0.0, "listed batch=2": 0.0, "opt batch=2": 0.0},
         }, seconds=2.5)))
     plain = tmp_path / "m" / "b_numerics_test" / "test.outputs"
     plain.mkdir(parents=True)
@@ -40,7 +41,8 @@ def test_one_row_per_test_with_an_arm64_run_over_its_cases(tmp_path):
     assert count == 2
     lines = text.splitlines()
     assert lines[0].startswith("| program | test | arm64 cases | arm64 vs x86-64 |")
-    assert lines[2] == "| `//m:a_pte` | `a_numerics_test` | batch=1 | 0 | 4.0e-08 | 5.0e-08 | eager |"
+    # each size once, smallest first
+    assert lines[2] == "| `//m:a_pte` | `a_numerics_test` | batch=1; batch=2; batch=16 | 0 | 4.0e-08 | 6.0e-08 | eager |"
     assert lines[3] == "| `//m:b_pte` | `b_numerics_test` | 2 steps | - | - | n/c | program |"
 
 
