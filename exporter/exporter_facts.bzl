@@ -39,6 +39,10 @@ EXPORTER_ACTIONS = {
         "mnemonic": "TokenizerCheck",
         "worker": False,
     },
+    "foundation": {
+        "mnemonic": "FoundationWeights",
+        "worker": False,
+    },
 }
 
 CONFIG_DEFAULTS = {
@@ -64,6 +68,7 @@ CONFIG_DEFAULTS = {
         ],
         "method_backends": None,
         "llm": None,
+        "foundation": None,
     },
     "etrecord": {
         "backends": [
@@ -79,6 +84,7 @@ CONFIG_DEFAULTS = {
         ],
         "method_backends": None,
         "llm": None,
+        "foundation": None,
     },
     "bundle": {},
     "calibrate": {
@@ -107,6 +113,7 @@ CONFIG_DEFAULTS = {
         "bos_id": None,
         "eos_ids": [],
     },
+    "foundation": {},
 }
 
 EXPORTER_MODULES = {
@@ -118,6 +125,7 @@ EXPORTER_MODULES = {
     "numerics": "exporter.checks.numerics",
     "profile": "exporter.checks.profile",
     "pte_inspect": "exporter.formats.pte_inspect",
+    "shared_budget": "exporter.checks.shared_budget",
     "steps": "exporter.checks.steps",
 }
 

@@ -13,12 +13,12 @@ budget. A zoo package is the usual blocks, one per model:
 then, last, `zoo_package()`, which reads what the package declared (native.existing_rules) and
 adds two targets:
 
-- `zoo_test`: fails, naming what is missing and what to add, unless every torch_model of the
-  package is snapshotted (a graph_snapshot_test of one of its exports or programs; a quantized
-  program counts for the model it was exported from), and every executorch_program not tagged
-  manual has a numerics_test that also runs it on arm64, under qemu (`runtimes = ["python",
-  "native", "arm64"]`, docs/native.md), and a program_budget_test. Tests tagged manual do not
-  count.
+- `zoo_test`: fails, naming what is missing and what to add, unless every torch_model (and
+  lora_model) of the package is snapshotted (a graph_snapshot_test of one of its exports or
+  programs; a quantized program counts for the model it was exported from), every
+  executorch_program not tagged manual has a numerics_test that also runs it on arm64, under
+  qemu (`runtimes = ["python", "native", "arm64"]`, docs/native.md), and a program_budget_test,
+  and every foundation_weights has a foundation_budget_test. Tests tagged manual do not count.
 - `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
   (//:update_goldens runs every package's).
 
@@ -30,20 +30,23 @@ load(
     "//rules:defs.bzl",
     "ExecuTorchProgramInfo",
     "ExportedProgramInfo",
+    "FoundationWeightsInfo",
     "TorchModelInfo",
     "graph_snapshot_updates",
 )
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
-# behind torch_model, executorch_program and llm_program, and the config targets (<test>.config) of
-# graph_snapshot_test, numerics_test and program_budget_test, with the attribute naming what
-# each tests. zoo_test fails if it finds no model and no program, so a renamed kind cannot
-# make it pass on nothing.
-_MODEL_KIND = "torch_model_rule"
+# behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
+# config targets (<test>.config) of graph_snapshot_test, numerics_test, program_budget_test and
+# foundation_budget_test, with the attribute naming what each tests. zoo_test fails if it finds
+# no model and no program, so a renamed kind cannot make it pass on nothing.
+_MODEL_KINDS = ["torch_model_rule", "lora_model_rule"]
 _PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule"]
+_FOUNDATION_KIND = "foundation_weights"
 _SNAPSHOT_KIND = "_snapshot_config"
 _NUMERICS_KIND = "_numerics_config"
 _BUDGET_KIND = "_budget_config"
+_FOUNDATION_BUDGET_KIND = "_foundation_budget_config"
 
 def _labels(infos):
     return sorted({str(info.label): True for info in infos}.keys())
@@ -62,6 +65,8 @@ def _problems(ctx):
     with_numerics = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.numerics])
     on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
+    foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
+    with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
     exempt = {
         name if name.startswith("//") else "//{}:{}".format(ctx.label.package, name): why
         for name, why in ctx.attr.no_numerics.items()
@@ -69,7 +74,7 @@ def _problems(ctx):
 
     problems = []
     if not models and not programs:
-        problems.append("found no torch_model and no executorch_program in //{}; remove zoo_package(), or see models/zoo.bzl's _MODEL_KIND if the rules were renamed".format(ctx.label.package))
+        problems.append("found no torch_model and no executorch_program in //{}; remove zoo_package(), or see models/zoo.bzl's _MODEL_KINDS if the rules were renamed".format(ctx.label.package))
     for model in models:
         if model not in snapshotted:
             problems.append("torch_model {} has no graph_snapshot_test; add graph_snapshot_test(name = \"<model>_graph_test\", exported = \":<a torch_export of it>\", golden = \"<model>.graph.txt\") (or program = an executorch_program of it), then `bazel run` its .update".format(model))
@@ -80,6 +85,9 @@ def _problems(ctx):
             problems.append("executorch_program {} has no arm64 run; add \"arm64\" to the runtimes of its numerics_test (runtimes = [\"python\", \"native\", \"arm64\"]), with arm64_inputs = [<smaller cases>] if emulation makes its cases too slow".format(program))
         if program not in with_budget:
             problems.append("executorch_program {} has no program_budget_test; add program_budget_test(name = \"<program>_budget_test\", program = \"{}\", golden = \"<program>.budget.json\", max_growth_percent = 2, ...), then `bazel run` its .update".format(program, program))
+    for foundation in foundations:
+        if foundation not in with_foundation_budget:
+            problems.append("foundation_weights {} has no foundation_budget_test; add foundation_budget_test(name = \"<foundation>_budget_test\", foundation = \"{}\", programs = {{<program that shares it>: <the same model stand-alone>, ...}}, max_ratio = ...)".format(foundation, foundation))
     for program, why in sorted(exempt.items()):
         if program not in programs:
             problems.append("zoo_package(no_numerics) names {}, which is not an executorch_program of //{} (or is tagged manual); remove it".format(program, ctx.label.package))
@@ -124,6 +132,8 @@ zoo_rule_test = rule(
         "numerics": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests run."),
         "arm64": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests also run on arm64."),
         "budgets": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its program_budget_tests budget."),
+        "foundations": attr.label_list(providers = [FoundationWeightsInfo], doc = "Its foundation_weights targets not tagged manual."),
+        "foundation_budgets": attr.label_list(providers = [FoundationWeightsInfo], doc = "The foundations its foundation_budget_tests measure."),
         "no_numerics": attr.string_dict(doc = "Program name (or label) -> why the host cannot run it."),
     },
 )
@@ -154,12 +164,14 @@ def zoo_package(no_numerics = {}, **kwargs):
     numerics = _of(rules, _NUMERICS_KIND)
     zoo_rule_test(
         name = "zoo_test",
-        models = _distinct([r["name"] for r in _of(rules, _MODEL_KIND)]),
+        models = _distinct([r["name"] for r in _of(rules, *_MODEL_KINDS)]),
         programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)]),
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
         numerics = _distinct([r["program"] for r in numerics]),
         arm64 = _distinct([r["program"] for r in numerics if "arm64" in (r.get("runtimes") or [])]),
         budgets = _distinct([r["program"] for r in budgets]),
+        foundations = _distinct([r["name"] for r in _of(rules, _FOUNDATION_KIND)]),
+        foundation_budgets = _distinct([r["foundation"] for r in _of(rules, _FOUNDATION_BUDGET_KIND)]),
         no_numerics = no_numerics,
         size = "small",
         **kwargs

@@ -21,6 +21,7 @@ load(
     _CalibrationDataInfo = "CalibrationDataInfo",
     _ExecuTorchProgramInfo = "ExecuTorchProgramInfo",
     _ExportedProgramInfo = "ExportedProgramInfo",
+    _FoundationWeightsInfo = "FoundationWeightsInfo",
     _GoldenUpdateInfo = "GoldenUpdateInfo",
     _ModelBundleInfo = "ModelBundleInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
@@ -36,6 +37,8 @@ load("//rules/private:executorch_benchmark.bzl", _executorch_benchmark = "execut
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
 load("//rules/private:executorch_selected_ops.bzl", _executorch_selected_ops = "executorch_selected_ops")
+load("//rules/private:foundation_budget_test.bzl", _foundation_budget_test = "foundation_budget_test")
+load("//rules/private:foundation_weights.bzl", _foundation_weights = "foundation_weights")
 load(
     "//rules/private:graph_snapshot_test.bzl",
     _graph_snapshot_test = "graph_snapshot_test",
@@ -43,6 +46,7 @@ load(
 )
 load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
 load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
+load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
@@ -82,6 +86,12 @@ tokenizer = _tokenizer
 llm_program = _llm_program
 llm_generation_test = _llm_generation_test
 
+# Many programs, one set of weights: LoRA adapters over a base model, whose programs share the
+# base program's .ptd (docs/llm.md, "LoRA adapters: one set of weights").
+lora_model = _lora_model
+foundation_weights = _foundation_weights
+foundation_budget_test = _foundation_budget_test
+
 # Selective build: one operator list for a runtime that runs several programs (docs/deployment.md).
 executorch_selected_ops = _executorch_selected_ops
 
@@ -109,6 +119,7 @@ ShapeSpecInfo = _ShapeSpecInfo
 ExportedProgramInfo = _ExportedProgramInfo
 ExecuTorchProgramInfo = _ExecuTorchProgramInfo
 TokenizerInfo = _TokenizerInfo
+FoundationWeightsInfo = _FoundationWeightsInfo
 CalibrationDataInfo = _CalibrationDataInfo
 GoldenUpdateInfo = _GoldenUpdateInfo
 

@@ -17,6 +17,8 @@ TorchModelInfo = provider(
         "checkpoint_files": "list of the Files of a checkpoint folder (config.json, *.safetensors, ...), all in one folder; [] for none.",
         "srcs": "depset of the Python files the model imports (its own and its deps').",
         "import_roots": "depset of execroot-relative folders to put on sys.path.",
+        "lora": "A lora_model's adapter: dict {rank, alpha, target_modules, checkpoint (File or None), " +
+                "checkpoint_files (list of a PEFT folder's Files)}; None for a torch_model.",
     },
 )
 
@@ -68,6 +70,17 @@ ExecuTorchProgramInfo = provider(
         "etrecord": "File: <name>.etrecord, ExecuTorch's ETRecord of the program (built only " +
                     "when something asks for it).",
         "tokenizer": "The TokenizerInfo of an llm_program (the app loads it with the program), or None.",
+        "foundation": "The FoundationWeightsInfo whose .ptd (also `ptd`) holds the program's shared weights, or None.",
+    },
+)
+
+FoundationWeightsInfo = provider(
+    doc = "Weights that several programs share: one program's .ptd, and its index.",
+    fields = {
+        "label": "Label of the foundation_weights target.",
+        "ptd": "The .ptd File (the program's, weights = \"external\").",
+        "index": "The .foundation.json File: every entry of the .ptd (key, size, sha256, layout).",
+        "program": "The ExecuTorchProgramInfo whose weights these are.",
     },
 )
 
@@ -206,6 +219,7 @@ def torch_model_info(**fields):
         "checkpoint_files": _type("list"),
         "srcs": _type("depset"),
         "import_roots": _type("depset"),
+        "lora": _type("dict", "NoneType", keys = ["alpha", "checkpoint", "checkpoint_files", "rank", "target_modules"]),
     }, fields)
 
 def shape_spec_info(**fields):
@@ -251,6 +265,16 @@ def executorch_program_info(**fields):
         "selected_ops": _type("File"),
         "etrecord": _type("File"),
         "tokenizer": _info("TokenizerInfo", "format", none = True),
+        "foundation": _info("FoundationWeightsInfo", "index", none = True),
+    }, fields)
+
+def foundation_weights_info(**fields):
+    """A FoundationWeightsInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(FoundationWeightsInfo, "FoundationWeightsInfo", {
+        "label": _type("Label"),
+        "ptd": _type("File"),
+        "index": _type("File"),
+        "program": _info("ExecuTorchProgramInfo", "pte"),
     }, fields)
 
 def bundled_program_info(**fields):

@@ -149,10 +149,20 @@ def run(config):
     _check_specialised(specialised, config)
     ep = apply_ir(ep, config.options, config.label)
     write_pt2(ep, config, (dims, range_constraints, specialised), {
-        "model": {"label": config.model.label, "entry": config.model.entry},
+        "model": _model_record(config.model),
         "export": config.options.to_json(),
         **extra,
     })
+
+
+def _model_record(model):
+    """The manifest's "model": its label and entry, and a lora_model's adapter (only then, so
+    that other manifests keep their bytes)."""
+    record = {"label": model.label, "entry": model.entry}
+    if model.lora:
+        record["lora"] = {"rank": model.lora.rank, "alpha": model.lora.alpha,
+                          "target_modules": list(model.lora.target_modules)}
+    return record
 
 
 def write_pt2(ep, config, report, extra):

@@ -9,7 +9,7 @@ import torch
 
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest
 from exporter.formats import program_summary
-from exporter.actions import selected_ops
+from exporter.actions import selected_ops, sharing
 from exporter.core import shape_spec
 from exporter.formats import pt2
 from exporter.core.errors import BadFile, Context, UserError
@@ -66,7 +66,7 @@ def lowering_context():
 
 
 def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
-          label="?", generate_etrecord=False):
+          label="?", generate_etrecord=False, foundation=None):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
     (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
 
@@ -77,11 +77,14 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     (write_tensor_data_to_file). initialized_buffers lists the mutated buffers whose initial
     value the program keeps; None keeps every one (core/buffers.py says why).
     generate_etrecord keeps ExecuTorch's ETRecord (get_etrecord()); the program's bytes stay
-    the same.
+    the same. With a foundation (actions/sharing.py's Foundation), every tensor but the
+    program's own goes to the shared data file SHARED_TAG, which sharing.verify checks.
     """
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
+    if foundation is not None:
+        sharing.tag_own(programs if isinstance(programs, dict) else {"forward": programs})
     with lowering_context():
         partitioner = ({name: partitioners(b) for name, b in backends.items()} if isinstance(backends, dict)
                        else partitioners(backends))
@@ -100,6 +103,9 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
             _move_delegate_weights_out(edge)
             # The constants outside delegates (the portable kernels' weights) follow the same tag.
             options["external_constants"] = lambda node: WEIGHTS_TAG
+        if foundation is not None:
+            sharing.split_named_data(edge, foundation)
+            options["external_constants"] = sharing.constant_tags(edge)
         return edge.to_executorch(ExecutorchBackendConfig(**options) if options else None), state
 
 
@@ -162,8 +168,8 @@ def _load(method, context):
 
 
 def lowered(config, generate_etrecord=False):
-    """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records) for a
-    LowerConfig."""
+    """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records, the
+    manifest's "foundation" record or None) for a LowerConfig."""
     contexts = {
         name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
                       export=m.export, backends=tuple(config.backends_of(name)))
@@ -179,11 +185,12 @@ def lowered(config, generate_etrecord=False):
     if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
+    foundation = sharing.load(config.foundation["index"], config.label) if config.foundation else None
     try:
         backends = ({name: list(b) for name, b in config.method_backends.items()} if config.method_backends
                     else list(config.backends))
         et_program, state = lower(programs, backends, constants, config.weights == "external",
-                                  config.initialized_buffers, config.label, generate_etrecord)
+                                  config.initialized_buffers, config.label, generate_etrecord, foundation)
     except UserError:
         raise
     except Exception as e:
@@ -197,7 +204,8 @@ def lowered(config, generate_etrecord=False):
         raise UserError(lowering_errors.explain(e, context)) from e
     if config.llm:
         llm.check_context(config, programs["forward"])
-    return et_program, constants, state
+    shared = sharing.verify(et_program, programs, foundation, config.label) if foundation else None
+    return et_program, constants, state, shared
 
 
 def warm_up():
@@ -210,7 +218,7 @@ def warm_up():
 
 def run(config):
     """Runs the action for a LowerConfig."""
-    et_program, constants, state = lowered(config)
+    et_program, constants, state, shared = lowered(config)
     kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
                 for name, m in config.methods.items()}
@@ -219,6 +227,8 @@ def run(config):
     if "selected_ops" in config.outputs:
         selected_ops.write(pte, config.label, config.outputs["selected_ops"])
     weights = {"ptd": _write_weights(et_program, config.outputs["ptd"])} if config.weights == "external" else {}
+    if shared:  # the foundation's .ptd is the one the app loads with this program
+        weights = {"ptd": shared["ptd"], "foundation": shared}
     manifest.write_json(manifest_path, {
         "format": "rules_torch_export/pte-manifest/1",
         "label": config.label,

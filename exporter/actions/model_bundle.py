@@ -8,7 +8,8 @@ The folder then holds `<sha256>.pte` (or .pt2) per distinct program and index.js
   {"format": "rules_torch_export/bundle-index/1", "label": "//app:bundle",
    "programs": {"//zoo:mlp_pte": {"file": "<sha256>.pte", "sha256": ..., "size": ..., ...}}}
 A program with external weights ("ptd": its .ptd) also gets `<sha256>.ptd`, named in its
-entry's "ptd"; an llm_program ("tokenizer": {"file", "manifest"}) gets its tokenizer as
+entry's "ptd" (programs that share a foundation's .ptd name the same file, stored once, and
+their entries carry the manifest's "foundation" record); an llm_program ("tokenizer": {"file", "manifest"}) gets its tokenizer as
 `<sha256>` plus the file's own suffix (.json, .model), named in its entry's "tokenizer". Equal
 files are stored once. Everything is sorted, so the folder's bytes depend only on the programs.
 """
@@ -22,7 +23,7 @@ INDEX_FORMAT = "rules_torch_export/bundle-index/1"
 
 # Manifest fields copied into the index, per kind: what an app needs to pick a program.
 _METADATA = {
-    "pte": ("backends", "exported", "methods", "toolchain"),
+    "pte": ("backends", "exported", "foundation", "methods", "toolchain"),
     "pt2": ("model", "input_specs", "output_specs", "range_constraints", "toolchain"),
 }
 

@@ -78,6 +78,28 @@ class ActionConfig(Config):
 
 
 @dataclasses.dataclass(frozen=True)
+class LoraConfig(Config):
+    """A lora_model's adapter over its base model (core/lora.py).
+
+    label         the lora_model target, for messages
+    rank, alpha   the factors' rank, and the update's scale alpha / rank
+    target_modules   names of the linear layers the adapter changes (a name matches a module's
+                  path or the end of it)
+    checkpoint    path of the factors' file (.safetensors or torch.save), or None
+    checkpoint_dir   path of a PEFT folder (adapter_model.safetensors, adapter_config.json), or
+                  None; checkpoint_files are its files (recorded in the export's manifest)
+    """
+
+    label: str
+    rank: int
+    alpha: float
+    target_modules: tuple[str, ...]
+    checkpoint: str | None = None
+    checkpoint_dir: str | None = None
+    checkpoint_files: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class ModelConfig(Config):
     """A torch_model: how to build the nn.Module (see model_loader.load_model).
 
@@ -88,6 +110,8 @@ class ModelConfig(Config):
                   or None; checkpoint_files are its files (recorded in the manifest)
     srcs          paths of the model's Python files (recorded in the manifest)
     import_roots  folders to put first on sys.path
+    lora          a lora_model's LoraConfig (label is then the lora_model's, the rest its
+                  base's), or None
     """
 
     label: str
@@ -98,7 +122,12 @@ class ModelConfig(Config):
     checkpoint_files: tuple[str, ...] = ()
     srcs: tuple[str, ...] = ()
     import_roots: tuple[str, ...] = (".",)
-    kind = "torch_model"  # the rule, for messages
+    lora: LoraConfig | None = None
+
+    @property
+    def kind(self):
+        """The rule, for messages."""
+        return "lora_model" if self.lora else "torch_model"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +208,8 @@ class LowerConfig(ActionConfig):
     llm         for an llm_program: {"max_seq_len", "max_context_len", "tokenizer": {"label",
                 "manifest"}}, from which actions/llm.py writes the runner's constant methods;
                 else None
+    foundation  for a program built against a foundation_weights: {"label", "index"}, the index
+                that actions/sharing.py checks every shared tensor against; else None
     """
 
     methods: dict[str, MethodConfig] = field(read=_methods_json)
@@ -189,6 +220,7 @@ class LowerConfig(ActionConfig):
     kernels: tuple[dict, ...] = DEFAULT_KERNELS
     method_backends: dict[str, tuple[str, ...]] | None = None
     llm: dict | None = None
+    foundation: dict[str, str] | None = None
 
     def backends_of(self, method):
         """The partitioners of one method."""
@@ -316,3 +348,19 @@ class TokenizerConfig(ActionConfig):
     format: str
     bos_id: int | None = None
     eos_ids: tuple[int, ...] = ()
+
+
+@action("foundation", "FoundationWeights", worker=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FoundationConfig(ActionConfig):
+    """FoundationWeights: a program's .ptd -> the foundation's index (outputs "index", "log";
+    actions/foundation.py).
+
+    program    the executorch_program (weights = "external") whose .ptd the foundation is
+    ptd        path of that .ptd
+    manifest   path of the program's manifest, which records the .ptd's digest and backends
+    """
+
+    program: str
+    ptd: str
+    manifest: str

@@ -9,7 +9,7 @@ A check is a module with
 Paths in the configs are runfiles-relative: a test runs from its runfiles root. The rules that
 write them: numerics_test (NumericsConfig, steps included), graph_snapshot_test
 (SnapshotConfig), program_budget_test (BudgetConfig, "kind": "budget"), bundled_program_test
-(BundledCasesConfig).
+(BundledCasesConfig), foundation_budget_test (SharedBudgetConfig).
 """
 
 import dataclasses
@@ -42,6 +42,7 @@ MODULES = {
     "numerics": "exporter.checks.numerics",  # numerics_test
     "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
     "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "shared_budget": "exporter.checks.shared_budget",  # foundation_budget_test
     "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
 }
 
@@ -233,6 +234,31 @@ class GenerationTestConfig(CheckConfig):
     native_runner_label: str
     ptd: str | None = None
     arm64_runner: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SharedPair(Config):
+    """A program that shares a foundation (its .pte), and its stand-alone counterpart's files."""
+
+    program: str
+    pte: str
+    standalone: str
+    standalone_files: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SharedBudgetConfig(CheckConfig):
+    """foundation_budget_test: bytes shipped with a foundation against stand-alone programs.
+
+    foundation, ptd   the foundation_weights and its .ptd
+    pairs             SharedPair per program, in the order the test adds them
+    max_ratio         the largest shipped / stand-alone ratio that passes
+    """
+
+    foundation: str
+    ptd: str
+    pairs: tuple[SharedPair, ...]
+    max_ratio: float
 
 
 def golden_config(data):

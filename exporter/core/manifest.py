@@ -95,6 +95,10 @@ def inputs_record(config):
             record["checkpoint"] = sha256_file(model["checkpoint"])
         if model.get("checkpoint_files"):  # a checkpoint folder: each file by name
             record["checkpoint_files"] = {os.path.basename(p): sha256_file(p) for p in sorted(model["checkpoint_files"])}
+        adapter = model.get("lora")
+        if adapter:  # a lora_model's factors: its file, or each file of its folder by name
+            files = adapter.get("checkpoint_files") or [adapter["checkpoint"]]
+            record["lora_checkpoint"] = {os.path.basename(p): sha256_file(p) for p in sorted(files)}
     if config.get("srcs") or config.get("files"):  # a calibration_data's code and data
         paths = sorted(set(config.get("srcs", [])) | set(config.get("files", [])))
         record["sources"] = {source_path(path): sha256_file(path) for path in paths}

@@ -158,6 +158,10 @@ def load_model(model):
 def _finish(module, model):
     if model.checkpoint:
         _load_checkpoint(module, model)
+    if model.lora:  # a lora_model: its base, then the adapter's factors
+        from exporter.core import lora
+
+        lora.apply(module, model.lora)
     return module.eval()
 
 

@@ -15,9 +15,8 @@ import json
 import os
 import sys
 
-from exporter.core import dtypes
 from exporter.core.errors import BadFile
-from exporter.formats import program_summary, pte_schema
+from exporter.formats import program_summary, ptd, pte_schema
 
 FORMAT = "rules_torch_export/pte-summary/1"
 
@@ -131,60 +130,14 @@ def summarize_bytes(buf):
     }
 
 
-def _ptd_schema_path():
-    """flat_tensor.fbs (the .ptd schema) beside the installed executorch's program.fbs."""
-    program_fbs = pte_schema.executorch_schema_path()
-    root = program_fbs[:program_fbs.rindex("/executorch/") + len("/executorch/")]
-    return os.path.join(root, "extension/flat_tensor/serialize/flat_tensor.fbs")
-
-
-def _ptd_regions(buf):
-    """(flatbuffer end, segment base, segment data bytes) from a .ptd's "FH01" header, checked
-    against the file (ExecuTorch's flat_tensor_header.h: u32 length, then four u64)."""
-    if len(buf) < 48 or bytes(buf[8:12]) != b"FH01":
-        raise pte_schema.Corrupt("no FH01 header: not a .ptd, or cut short")
-    offset, size, base, data = (int.from_bytes(buf[at:at + 8], "little") for at in (16, 24, 32, 40))
-    if offset + size > len(buf) or base + data > len(buf):
-        raise pte_schema.Corrupt(f"its header puts the flatbuffer or the tensor data past the end of its "
-                                 f"{len(buf):,} bytes")
-    return offset + size, base, data
-
-
-def _check_layout(key, layout):
-    """What ExecuTorch's runtime reads of a layout without checking (native/program_check.cc
-    checks the same before the native runtime opens a .ptd)."""
-    if not (layout.has("sizes") and layout.has("dim_order")):
-        raise pte_schema.Corrupt(f"{key!r} has a layout without sizes or dim_order")
-    sizes, order = list(layout.sizes), list(layout.dim_order)
-    if len(sizes) != len(order) or min(sizes, default=0) < 0 or any(d >= len(sizes) for d in order):
-        raise pte_schema.Corrupt(f"{key!r} has a layout whose sizes {sizes} and dim_order {order} disagree")
-
-
 def summarize_ptd(path):
     """A .ptd (ExecuTorch's named data file): each named tensor's key, bytes and layout. A corrupt
-    one raises BadFile; run it before handing a .ptd to ExecuTorch, which follows its offsets."""
-    buf = read_file(path)
-    with refusing_corrupt(path):
-        flatbuffer_end, _, data_bytes = _ptd_regions(buf)
-        root = pte_schema.read_root(pte_schema.Schema(_ptd_schema_path()), buf[:flatbuffer_end])
-        segments = list(root.segments)
-        for i, s in enumerate(segments):
-            if s.offset + s.size > data_bytes:
-                raise pte_schema.Corrupt(f"segment {i} runs past the end of the tensor data")
-        tensors = []
-        for entry in root.named_data:
-            if not 0 <= entry.segment_index < len(segments):
-                raise pte_schema.Corrupt(f"{entry.key!r} names segment {entry.segment_index} of {len(segments)}")
-            layout = entry.tensor_layout  # XNNPACK's entries (keyed by sha256) have none
-            if layout is not None:
-                _check_layout(entry.key, layout)
-            tensors.append({
-                "key": entry.key,
-                "bytes": segments[entry.segment_index].size,
-                "dtype": dtypes.torch_name(layout.scalar_type) if layout else None,
-                "sizes": list(layout.sizes) if layout else None,
-            })
-    return {"file_bytes": len(buf), "bytes": sum(s.size for s in segments), "tensors": tensors}
+    one raises BadFile (formats/ptd.py reads it); run it before handing a .ptd to ExecuTorch,
+    which follows its offsets."""
+    read = ptd.read(path)
+    tensors = [{"key": key, "bytes": e.size, "dtype": e.dtype, "sizes": list(e.sizes) if e.sizes is not None else None}
+               for key, e in read.entries.items()]
+    return {"file_bytes": read.file_bytes, "bytes": read.data_bytes, "tensors": tensors}
 
 
 def format_ptd(summary, name):

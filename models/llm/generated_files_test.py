@@ -1,12 +1,13 @@
 """The zoo's generated files are what their scripts make, so the scripts are their source:
-tokenizer.json (train_tokenizer.py over tokenizer_corpus.txt) and the checkpoint folder
-hf_checkpoint/ (make_hf_checkpoint.py). Both scripts are deterministic."""
+tokenizer.json (train_tokenizer.py over tokenizer_corpus.txt), the checkpoint folder
+hf_checkpoint/ (make_hf_checkpoint.py) and the LoRA adapters lora/ (make_lora_adapters.py).
+The scripts are deterministic."""
 
 import os
 
 from runfiles import Runfiles
 
-from models.llm import make_hf_checkpoint, train_tokenizer
+from models.llm import make_hf_checkpoint, make_lora_adapters, train_tokenizer
 
 RUNFILES = Runfiles.Create()
 
@@ -29,3 +30,12 @@ def test_writing_again_gives_the_checked_in_checkpoint_folder(tmp_path):
     for name in names:
         with open(_path(f"hf_checkpoint/{name}"), "rb") as f:
             assert (tmp_path / name).read_bytes() == f.read(), f"run models/llm/make_hf_checkpoint.py: {name}"
+
+
+def test_writing_again_gives_the_checked_in_lora_adapters(tmp_path):
+    make_lora_adapters.write(str(tmp_path))
+    names = sorted(os.path.relpath(os.path.join(d, f), tmp_path) for d, _, files in os.walk(tmp_path) for f in files)
+    assert names == ["coder/adapter_config.json", "coder/adapter_model.safetensors", "poet.safetensors"]
+    for name in names:
+        with open(_path(f"lora/{name}"), "rb") as f:
+            assert (tmp_path / name).read_bytes() == f.read(), f"run models/llm/make_lora_adapters.py: {name}"

@@ -19,7 +19,8 @@ def model_config(model, runfiles = False):
 
     Returns:
       (dict, depset of Files): the label, entry point, init_args, checkpoint and import roots
-      (an action's also lists the sources); and the checkpoint (if any) and the sources.
+      (an action's also lists the sources), and a lora_model's adapter; and the checkpoints
+      (if any) and the sources.
     """
     config = {
         "label": str(model.label),
@@ -35,7 +36,27 @@ def model_config(model, runfiles = False):
     else:
         config["srcs"] = [f.path for f in model.srcs.to_list()]
         config["import_roots"] = model.import_roots.to_list()
-    return config, depset(([model.checkpoint] if model.checkpoint else []) + model.checkpoint_files, transitive = [model.srcs])
+    files = ([model.checkpoint] if model.checkpoint else []) + model.checkpoint_files
+    if model.lora:  # only then, so that other models' configs keep their bytes
+        config["lora"], lora_files = _lora_config(model, runfiles)
+        files += lora_files
+    return config, depset(files, transitive = [model.srcs])
+
+def _lora_config(model, runfiles):
+    """A lora_model's "lora" entry (exporter/actions/registry.py's LoraConfig), and its files."""
+    lora = model.lora
+    files = ([lora["checkpoint"]] if lora["checkpoint"] else []) + lora["checkpoint_files"]
+    config = {
+        "label": str(model.label),
+        "rank": lora["rank"],
+        "alpha": lora["alpha"],
+        "target_modules": lora["target_modules"],
+        "checkpoint": _path(lora["checkpoint"], runfiles) if lora["checkpoint"] else None,
+    }
+    if lora["checkpoint_files"]:
+        config["checkpoint_dir"] = _path(lora["checkpoint_files"][0], runfiles).rpartition("/")[0]
+        config["checkpoint_files"] = [_path(f, runfiles) for f in lora["checkpoint_files"]]
+    return config, files
 
 def exported_config(exported, runfiles = False, spec_label = False):
     """The entry of a config that names one exported program.

@@ -9,7 +9,7 @@ program_attrs.
 """
 
 load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "KERNEL_LIBRARIES", "WEIGHTS")
-load("//rules:providers.bzl", "ExportedProgramInfo", "executorch_program_info")
+load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
@@ -123,11 +123,30 @@ def _backends_text(ctx, method_backends):
         return ", ".join(ctx.attr.backends) or "portable"
     return "; ".join(["{}: {}".format(m, ", ".join(b) or "portable") for m, b in method_backends.items()])
 
+def _foundation(ctx, where):
+    """The FoundationWeightsInfo the program shares weights with, checked; None without one."""
+    if not ctx.attr.foundation:
+        return None
+    foundation = ctx.attr.foundation[FoundationWeightsInfo]
+    if ctx.attr.weights == "external":
+        fail(where + "weights = \"external\" and foundation are exclusive: with a foundation, the program's own tensors stay in its .pte and the rest are in {}'s .ptd; remove weights".format(foundation.label))
+    theirs = sorted(foundation.program.backends)
+    if sorted(ctx.attr.backends) != theirs:
+        fail(where + "backends {} differ from {} of {}, whose .ptd foundation {} shares: XNNPACK keys its weights by their bytes and the portable runtime by name, so a .ptd serves programs of its own backends; set backends = {}".format(
+            sorted(ctx.attr.backends),
+            theirs,
+            foundation.program.label,
+            foundation.label,
+            theirs,
+        ))
+    return foundation
+
 def _check(ctx, where):
     """Every check of a program's attributes, before anything is declared.
 
     Returns:
-      struct(methods, method_backends, metadata, initialized_buffers, kernels, kernel_inputs).
+      struct(methods, method_backends, metadata, initialized_buffers, kernels, kernel_inputs,
+      foundation).
     """
     methods = _methods(ctx, where)
     method_backends = _method_backends(ctx, where, methods)
@@ -145,6 +164,7 @@ def _check(ctx, where):
         initialized_buffers = initialized_buffers,
         kernels = kernels,
         kernel_inputs = kernel_inputs,
+        foundation = _foundation(ctx, where),
     )
 
 def _declare_outputs(ctx):
@@ -183,11 +203,15 @@ def _config(ctx, checked, semantics):
     config["kernels"] = checked.kernels
     if semantics.llm:
         config["llm"] = semantics.llm
+    if checked.foundation:
+        config["foundation"] = {"label": str(checked.foundation.label), "index": checked.foundation.index.path}
     return config
 
 def _providers(ctx, checked, outputs, log, etrecord, semantics):
     methods = checked.methods
-    files = [f for role, f in outputs.items() if role != "selected_ops"]
+    foundation = checked.foundation
+    ptd = foundation.ptd if foundation else outputs.get("ptd")  # the file the app loads with the .pte
+    files = [f for role, f in outputs.items() if role != "selected_ops"] + ([ptd] if foundation else [])
     return [
         executorch_program_info(
             label = ctx.label,
@@ -197,10 +221,11 @@ def _providers(ctx, checked, outputs, log, etrecord, semantics):
             method_backends = checked.method_backends,
             exported = methods["forward"] if "forward" in methods else methods.values()[0],
             methods = methods,
-            ptd = outputs.get("ptd"),
+            ptd = ptd,
             selected_ops = outputs["selected_ops"],
             etrecord = etrecord,
             tokenizer = semantics.tokenizer,
+            foundation = foundation,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
@@ -239,12 +264,13 @@ def lower_program(ctx, semantics):
     outputs = _declare_outputs(ctx)
     config = _config(ctx, checked, semantics)
     pt2s = [m.pt2 for m in checked.methods.values()]
+    index = [checked.foundation.index] if checked.foundation else []
     log = run_exporter(
         ctx,
         command = "lower",
         progress_message = "Lowering {} to ExecuTorch ({})".format(ctx.label, _backends_text(ctx, checked.method_backends)),
         config = config,
-        inputs = pt2s + checked.kernel_inputs + semantics.inputs,
+        inputs = pt2s + index + checked.kernel_inputs + semantics.inputs,
         outputs = outputs,
     )
 
@@ -256,7 +282,7 @@ def lower_program(ctx, semantics):
         progress_message = "Writing the ETRecord of {}".format(ctx.label),
         # Without kernels: it lowers again and reads no kernel list (exporter/actions/etrecord.py).
         config = dict({k: v for k, v in config.items() if k != "kernels"}, pte = outputs["pte"].path),
-        inputs = pt2s + [outputs["pte"]] + semantics.inputs,
+        inputs = pt2s + index + [outputs["pte"]] + semantics.inputs,
         outputs = {"etrecord": etrecord},
     )
     return _providers(ctx, checked, outputs, log, etrecord, semantics)
@@ -300,6 +326,13 @@ PROGRAM_ATTRS = dict({
     "kernel_lists": attr.label_list(
         allow_files = [".yaml"],
         doc = "Kernel list YAMLs of the app's own kernels (set by the macro from `kernels`).",
+    ),
+    "foundation": attr.label(
+        providers = [FoundationWeightsInfo],
+        doc = "A foundation_weights whose .ptd holds the program's shared weights: every tensor " +
+              "the foundation holds is referenced there by name, and the .pte keeps only the " +
+              "program's own (a lora_model's factors). The build checks each against the " +
+              "foundation's index (docs/llm.md, \"LoRA adapters: one set of weights\").",
     ),
     "summary": attr.bool(
         default = False,

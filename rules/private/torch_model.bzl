@@ -40,6 +40,7 @@ def _torch_model_impl(ctx):
             checkpoint_files = ctx.files.checkpoint_dir,
             srcs = srcs,
             import_roots = roots,
+            lora = None,
         ),
         # A torch_model is also a py_library, so tests and apps can import the model code.
         PyInfo(transitive_sources = srcs),

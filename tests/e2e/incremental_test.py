@@ -122,6 +122,70 @@ def test_new_code_with_the_same_weights_keeps_the_ptd(ws):
     assert ws.sha256("bazel-bin/zoo/mlp_external_pte.ptd") == ptd  # ...its weights did not
 
 
+LORA_BUILD = """
+load("//rules:defs.bzl", "executorch_program", "foundation_weights", "lora_model", "torch_export")
+
+foundation_weights(
+    name = "foundation",
+    program = "//zoo:mlp_external_pte",
+)
+"""
+
+ADAPTER = """
+lora_model(
+    name = "{name}",
+    alpha = 4,
+    base = "//zoo:mlp",
+    checkpoint = "{name}.safetensors",
+    rank = 2,
+    target_modules = ["body"],
+)
+
+torch_export(
+    name = "{name}_ep",
+    model = ":{name}",
+    shapes = "//zoo:vec",
+)
+
+executorch_program(
+    name = "{name}_pte",
+    backends = ["xnnpack"],
+    exported = ":{name}_ep",
+    foundation = ":foundation",
+)
+"""
+
+
+def _add_adapter(ws, name, seed):
+    """Appends a LoRA adapter of the mlp (its factors, then its program) to //zoo_lora."""
+    import torch
+    from safetensors.torch import save_file
+
+    generator = torch.Generator().manual_seed(seed)
+    factors = {"body.lora_a.weight": torch.randn(2, 8, generator=generator),
+               "body.lora_b.weight": torch.randn(16, 2, generator=generator)}
+    save_file(factors, os.path.join(ws.path, "zoo_lora", f"{name}.safetensors"))
+    ws.write("zoo_lora/BUILD", ws.read("zoo_lora/BUILD") + ADAPTER.format(name=name))
+
+
+def test_adding_an_adapter_rebuilds_nothing_else(ws):
+    """A foundation's .ptd and index depend on its program alone: a new program that shares
+    them runs its own export and lowering, and nothing else runs or changes."""
+    ws.write("zoo_lora/BUILD", LORA_BUILD)
+    _add_adapter(ws, "first", 1)
+    ws.build("//zoo_lora:all")
+    kept = ["bazel-bin/zoo/mlp_external_pte.ptd", "bazel-bin/zoo_lora/foundation.foundation.json",
+            "bazel-bin/zoo_lora/first_pte.pte"]
+    before = ws.digests(kept)
+    _add_adapter(ws, "second", 2)
+    result = ws.build("//zoo_lora:all")
+    assert result.labels("TorchExport") == ["//zoo_lora:second_ep"]
+    assert result.labels("ExecuTorchLower") == ["//zoo_lora:second_pte"]
+    assert result.executed("FoundationWeights") == []
+    assert ws.digests(kept) == before
+    assert ws.sha256("bazel-bin/zoo_lora/second_pte.pte") != before["bazel-bin/zoo_lora/first_pte.pte"]
+
+
 def _exporter_workers(ws, command):
     """Pids of this workspace's persistent workers for `command` (export or lower)."""
     pids = []

@@ -13,7 +13,7 @@ from runfiles import Runfiles
 
 from exporter.checks import etvals
 from exporter.core.errors import BadFile
-from exporter.formats import pte_inspect, pte_schema
+from exporter.formats import ptd, pte_inspect, pte_schema
 
 RUNFILES = Runfiles.Create()
 
@@ -61,7 +61,7 @@ def truncated_flatbuffer(buf):
 
 def layouts_without_sizes(buf):
     out = bytearray(buf)
-    root = pte_schema.read_root(pte_schema.Schema(pte_inspect._ptd_schema_path()), buf)
+    root = pte_schema.read_root(pte_schema.Schema(ptd.schema_path()), buf)
     for entry in root.named_data:
         layout = entry.tensor_layout
         if layout is not None:

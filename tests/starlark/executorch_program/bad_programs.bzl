@@ -43,6 +43,16 @@ BAD_PROGRAMS = [
         needles = ["weights = \"outside\" is not one of [\"inline\", \"external\"]", "use \"external\" for a separate .ptd file"],
     ),
     struct(
+        name = "foundation_and_external_weights",
+        attrs = dict(backends = [], exported = "//tests/starlark:double_ep", foundation = "//tests/starlark:double_foundation", weights = "external"),
+        needles = ["weights = \"external\" and foundation are exclusive: with a foundation, the program's own tensors stay in its .pte and the rest are in //tests/starlark:double_foundation's .ptd; remove weights"],
+    ),
+    struct(
+        name = "foundation_of_other_backends",
+        attrs = dict(backends = ["xnnpack"], exported = "//tests/starlark:double_ep", foundation = "//tests/starlark:double_foundation"),
+        needles = ["backends [\"xnnpack\"] differ from [] of //tests/starlark:double_external_pte, whose .ptd foundation //tests/starlark:double_foundation shares", "set backends = []"],
+    ),
+    struct(
         name = "initialized_buffers_not_a_list",
         attrs = dict(exported = "//tests/starlark:plain_ep", initialized_buffers = "k_cache"),
         needles = ["initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"]"],

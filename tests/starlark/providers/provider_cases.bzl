@@ -23,6 +23,7 @@ def _model(ctx, **overrides):
         checkpoint_files = [],
         srcs = depset(),
         import_roots = depset(),
+        lora = None,
     )
     fields.update(overrides)
     return torch_model_info(**fields)
@@ -55,7 +56,7 @@ def _provider_case_impl(ctx):
     elif case == "options_without_ir":
         _exported(ctx, options = {"decompose": [], "keep": [], "strict": False})
     elif case == "missing_field":
-        torch_model_info(label = ctx.label, entry = "pkg.mod:fn", init_args = {}, checkpoint = None, checkpoint_files = [], srcs = depset())
+        torch_model_info(label = ctx.label, entry = "pkg.mod:fn", init_args = {}, checkpoint = None, checkpoint_files = [], srcs = depset(), lora = None)
     elif case == "unknown_field":
         _model(ctx, weights = "w.pt")
     elif case == "spec_without_dims":
