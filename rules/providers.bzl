@@ -183,121 +183,143 @@ def _describe(check):
         text += " of one or more {}".format(_kinds(check.values))
     return text
 
+def _of(fields):
+    """" (of <label>)" for a failure message, when the provider has a label field."""
+    return " (of {})".format(fields["label"]) if type(fields.get("label")) == "Label" else ""
+
 def _make(info, name, checks, fields):
     """`info(**fields)`, once every field in `checks` is given and passes its check.
 
     A failure names the provider, the field and the target the provider is for (its `label`
     field, when it has one), e.g. "ExportedProgramInfo.pt2 (of //pkg:x_ep) must be a File".
+    The messages are built only on failure: every target of a large graph calls this.
     """
-    of = " (of {})".format(fields["label"]) if type(fields.get("label")) == "Label" else ""
     unknown = sorted([f for f in fields if f not in checks])
-    missing = sorted([f for f in checks if f not in fields])
-    if unknown or missing:
+    if unknown or len(fields) != len(checks):
+        missing = sorted([f for f in checks if f not in fields])
         fail("{}{}: {}{}; its fields are {}".format(
             name,
-            of,
+            _of(fields),
             "unknown fields {} ".format(unknown) if unknown else "",
             "missing fields {}".format(missing) if missing else "",
             sorted(checks.keys()),
         ))
     for field, check in checks.items():
         if not _passes(fields[field], check):
-            fail("{}.{}{} must be a {}, not {}".format(name, field, of, _describe(check), repr(fields[field])))
+            fail("{}.{}{} must be a {}, not {}".format(name, field, _of(fields), _describe(check), repr(fields[field])))
     return info(**fields)
 
 _SPEC = _info("ShapeSpecInfo", "spec", marker_type = "dict")
 
 _EXPORTED = _info("ExportedProgramInfo", "pt2")
 
+_TORCH_MODEL_CHECKS = {
+    "label": _type("Label"),
+    "entry": _type("string"),
+    "init_args": _type("dict"),
+    "checkpoint": _type("File", "NoneType"),
+    "checkpoint_files": _type("list"),
+    "srcs": _type("depset"),
+    "import_roots": _type("depset"),
+    "lora": _type("dict", "NoneType", keys = ["alpha", "checkpoint", "checkpoint_files", "rank", "target_modules"]),
+}
+
 def torch_model_info(**fields):
     """A TorchModelInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(TorchModelInfo, "TorchModelInfo", {
-        "label": _type("Label"),
-        "entry": _type("string"),
-        "init_args": _type("dict"),
-        "checkpoint": _type("File", "NoneType"),
-        "checkpoint_files": _type("list"),
-        "srcs": _type("depset"),
-        "import_roots": _type("depset"),
-        "lora": _type("dict", "NoneType", keys = ["alpha", "checkpoint", "checkpoint_files", "rank", "target_modules"]),
-    }, fields)
+    return _make(TorchModelInfo, "TorchModelInfo", _TORCH_MODEL_CHECKS, fields)
+
+_SHAPE_SPEC_CHECKS = {
+    "label": _type("Label"),
+    "spec": _type("dict", keys = ["dims", "inputs"]),
+}
 
 def shape_spec_info(**fields):
     """A ShapeSpecInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(ShapeSpecInfo, "ShapeSpecInfo", {
-        "label": _type("Label"),
-        "spec": _type("dict", keys = ["dims", "inputs"]),
-    }, fields)
+    return _make(ShapeSpecInfo, "ShapeSpecInfo", _SHAPE_SPEC_CHECKS, fields)
+
+_EXPORTED_PROGRAM_CHECKS = {
+    "label": _type("Label"),
+    "pt2": _type("File"),
+    "manifest": _type("File"),
+    "model": _info("TorchModelInfo", "entry"),
+    "spec": _SPEC,
+    "options": _type("dict", keys = ["decompose", "ir", "keep", "strict"]),
+    "quantization": _type("dict", "NoneType", keys = ["quantizer", "scheme"]),
+    "calibration": _info("CalibrationDataInfo", "batches", none = True),
+}
 
 def exported_program_info(**fields):
     """An ExportedProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(ExportedProgramInfo, "ExportedProgramInfo", {
-        "label": _type("Label"),
-        "pt2": _type("File"),
-        "manifest": _type("File"),
-        "model": _info("TorchModelInfo", "entry"),
-        "spec": _SPEC,
-        "options": _type("dict", keys = ["decompose", "ir", "keep", "strict"]),
-        "quantization": _type("dict", "NoneType", keys = ["quantizer", "scheme"]),
-        "calibration": _info("CalibrationDataInfo", "batches", none = True),
-    }, fields)
+    return _make(ExportedProgramInfo, "ExportedProgramInfo", _EXPORTED_PROGRAM_CHECKS, fields)
+
+_CALIBRATION_DATA_CHECKS = {
+    "label": _type("Label"),
+    "spec": _SPEC,
+    "batches": _type("File"),
+    "manifest": _type("File"),
+}
 
 def calibration_data_info(**fields):
     """A CalibrationDataInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(CalibrationDataInfo, "CalibrationDataInfo", {
-        "label": _type("Label"),
-        "spec": _SPEC,
-        "batches": _type("File"),
-        "manifest": _type("File"),
-    }, fields)
+    return _make(CalibrationDataInfo, "CalibrationDataInfo", _CALIBRATION_DATA_CHECKS, fields)
+
+_EXECU_TORCH_PROGRAM_CHECKS = {
+    "label": _type("Label"),
+    "pte": _type("File"),
+    "manifest": _type("File"),
+    "backends": _type("list"),
+    "method_backends": _type("dict"),
+    "exported": _EXPORTED,
+    "methods": _type("dict", values = _EXPORTED),
+    "ptd": _type("File", "NoneType"),
+    "selected_ops": _type("File"),
+    "etrecord": _type("File"),
+    "tokenizer": _info("TokenizerInfo", "format", none = True),
+    "foundation": _info("FoundationWeightsInfo", "index", none = True),
+}
 
 def executorch_program_info(**fields):
     """An ExecuTorchProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(ExecuTorchProgramInfo, "ExecuTorchProgramInfo", {
-        "label": _type("Label"),
-        "pte": _type("File"),
-        "manifest": _type("File"),
-        "backends": _type("list"),
-        "method_backends": _type("dict"),
-        "exported": _EXPORTED,
-        "methods": _type("dict", values = _EXPORTED),
-        "ptd": _type("File", "NoneType"),
-        "selected_ops": _type("File"),
-        "etrecord": _type("File"),
-        "tokenizer": _info("TokenizerInfo", "format", none = True),
-        "foundation": _info("FoundationWeightsInfo", "index", none = True),
-    }, fields)
+    return _make(ExecuTorchProgramInfo, "ExecuTorchProgramInfo", _EXECU_TORCH_PROGRAM_CHECKS, fields)
+
+_FOUNDATION_WEIGHTS_CHECKS = {
+    "label": _type("Label"),
+    "ptd": _type("File"),
+    "index": _type("File"),
+    "program": _info("ExecuTorchProgramInfo", "pte"),
+}
 
 def foundation_weights_info(**fields):
     """A FoundationWeightsInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(FoundationWeightsInfo, "FoundationWeightsInfo", {
-        "label": _type("Label"),
-        "ptd": _type("File"),
-        "index": _type("File"),
-        "program": _info("ExecuTorchProgramInfo", "pte"),
-    }, fields)
+    return _make(FoundationWeightsInfo, "FoundationWeightsInfo", _FOUNDATION_WEIGHTS_CHECKS, fields)
+
+_BUNDLED_PROGRAM_CHECKS = {
+    "label": _type("Label"),
+    "bpte": _type("File"),
+    "manifest": _type("File"),
+    "program": _info("ExecuTorchProgramInfo", "pte"),
+    "methods": _type("list"),
+}
 
 def bundled_program_info(**fields):
     """A BundledProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(BundledProgramInfo, "BundledProgramInfo", {
-        "label": _type("Label"),
-        "bpte": _type("File"),
-        "manifest": _type("File"),
-        "program": _info("ExecuTorchProgramInfo", "pte"),
-        "methods": _type("list"),
-    }, fields)
+    return _make(BundledProgramInfo, "BundledProgramInfo", _BUNDLED_PROGRAM_CHECKS, fields)
+
+_MODEL_BUNDLE_CHECKS = {
+    "label": _type("Label"),
+    "directory": _type("File"),
+    "programs": _type("dict", values = _info("ExecuTorchProgramInfo or ExportedProgramInfo", "pte", "pt2")),
+}
 
 def model_bundle_info(**fields):
     """A ModelBundleInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(ModelBundleInfo, "ModelBundleInfo", {
-        "label": _type("Label"),
-        "directory": _type("File"),
-        "programs": _type("dict", values = _info("ExecuTorchProgramInfo or ExportedProgramInfo", "pte", "pt2")),
-    }, fields)
+    return _make(ModelBundleInfo, "ModelBundleInfo", _MODEL_BUNDLE_CHECKS, fields)
+
+_GOLDEN_UPDATE_CHECKS = {
+    "configs": _type("depset"),
+    "runfiles": _type("runfiles"),
+}
 
 def golden_update_info(**fields):
     """A GoldenUpdateInfo whose fields are checked: every field given, each of its type, or fail naming it."""
-    return _make(GoldenUpdateInfo, "GoldenUpdateInfo", {
-        "configs": _type("depset"),
-        "runfiles": _type("runfiles"),
-    }, fields)
+    return _make(GoldenUpdateInfo, "GoldenUpdateInfo", _GOLDEN_UPDATE_CHECKS, fields)

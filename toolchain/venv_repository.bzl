@@ -34,7 +34,7 @@ exports_files(["python.sh", "identity.txt"])
 _KERNELS_FILEGROUP = """
 filegroup(
     name = "{library}_kernels",
-    srcs = glob(["kernel_lists/{library}/*.yaml"]),
+    srcs = glob(["kernel_lists/{library}/*.yaml"], allow_empty = True),
 )
 """
 

@@ -135,8 +135,9 @@ def config_test(name, module, golden = None, **kwargs):
         native.py_test,
         name = name,
         module = module,
-        # A glob, so that a missing golden is the test's failure (with the fix), not a load error.
-        data = [config] + (native.glob([golden]) if golden else []),
+        # A glob that may be empty, so that a missing golden is the test's failure (with the fix),
+        # not a load error.
+        data = [config] + (native.glob([golden], allow_empty = True) if golden else []),
         args = ["$(rootpath {})".format(config)],
         **kwargs
     )

@@ -1,0 +1,236 @@
+"""The scale benchmark: how long Bazel takes to load and analyse a package of N models.
+
+    ./bazelw run //bench:scale -- --models 1000 10000
+    ./bazelw run //bench:scale -- --models 200 --noop       (also builds them, then a no-op build)
+    ./bazelw run //bench:scale -- --models 1000 --tree /path/to/other/checkout --profile /tmp/p
+
+The package is a user's: a scratch workspace (like examples/consumer) loads the rules of this
+checkout, or of --tree, through local_repository, and its package //bench_scale holds N models,
+each with its own file, shape_spec, torch_model, torch_export, executorch_program and
+numerics_test (which adds two hidden targets: its config and its generated main). For each N, on
+an output base of its own, it times from outside, with wall clocks:
+  first analysis   `bazel build --nobuild` on a server started for it (repositories fetched)
+  cached analysis  the same command again
+  query            `bazel query 'deps(//bench_scale:all)'` on that warm server
+  no-op build      (--noop) a second `bazel build` after a real one, on a warm server
+and prints each per 1,000 targets too, and the CPU seconds the Bazel server spent on it (which
+hardly depend on what else a shared machine runs). With --profile DIR, the first analysis also writes
+Bazel's --profile and --starlark_cpu_profile (pprof) there.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from tests.e2e import harness
+
+PACKAGE = "bench_scale"
+
+WORKSPACE = '''workspace(name = "bench_scale_workspace")
+
+local_repository(
+    name = "rules_torch_export",
+    path = "{tree}",
+)
+
+load("@rules_torch_export//third_party:repositories.bzl", "offline_bazel_repositories")
+
+offline_bazel_repositories()
+
+load("@rules_torch_export//toolchain:repositories.bzl", "torch_export_toolchain_repositories")
+
+torch_export_toolchain_repositories()
+
+register_toolchains("@rules_torch_export//toolchain:all")
+'''
+
+# What a user's .bazelrc needs (examples/consumer/.bazelrc), without the optional flags of newer
+# Bazel: with them, build and query would read BUILD files with different Starlark semantics, and
+# every query would load the package anew.
+BAZELRC = """build --incompatible_strict_action_env
+build --incompatible_enable_cc_toolchain_resolution
+build --nosandbox_debug
+"""
+
+MODEL = '''"""Scale benchmark model {index}."""
+
+from torch import nn
+
+
+def model():
+    return nn.Sequential(nn.Linear(4, {width}), nn.ReLU(), nn.Linear({width}, 2))
+'''
+
+BUILD_HEADER = '''load(
+    "@rules_torch_export//rules:defs.bzl",
+    "dim",
+    "executorch_program",
+    "numerics_test",
+    "shape_spec",
+    "tensor",
+    "torch_export",
+    "torch_model",
+)
+'''
+
+BUILD_MODEL = '''
+shape_spec(
+    name = "m{index}_spec",
+    dims = {{"batch": dim(
+        max = 8,
+        min = 1,
+    )}},
+    inputs = {{"input": tensor([
+        "batch",
+        4,
+    ])}},
+)
+
+torch_model(
+    name = "m{index}",
+    srcs = ["m{index}.py"],
+    entry = "{package}.m{index}:model",
+)
+
+torch_export(
+    name = "m{index}_ep",
+    model = ":m{index}",
+    shapes = ":m{index}_spec",
+)
+
+executorch_program(
+    name = "m{index}_pte",
+    exported = ":m{index}_ep",
+)
+
+numerics_test(
+    name = "m{index}_test",
+    program = ":m{index}_pte",
+)
+'''
+
+
+def write_workspace(path, tree, count):
+    """A workspace at path that loads the rules from tree, with //bench_scale of `count` models."""
+    folder = os.path.join(path, PACKAGE)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(path, "WORKSPACE"), "w", encoding="utf-8") as f:
+        f.write(WORKSPACE.format(tree=tree))
+    with open(os.path.join(path, ".bazelrc"), "w", encoding="utf-8") as f:
+        f.write(BAZELRC)
+    shutil.copyfile(os.path.join(tree, ".bazelversion"), os.path.join(path, ".bazelversion"))
+    with open(os.path.join(path, "BUILD"), "w", encoding="utf-8") as f:
+        f.write("")
+    with open(os.path.join(folder, "__init__.py"), "w", encoding="utf-8") as f:
+        f.write("")
+    for index in range(count):
+        with open(os.path.join(folder, f"m{index}.py"), "w", encoding="utf-8") as f:
+            f.write(MODEL.format(index=index, width=4 + index % 16))
+    with open(os.path.join(folder, "BUILD"), "w", encoding="utf-8") as f:
+        f.write(BUILD_HEADER + "".join(BUILD_MODEL.format(index=i, package=PACKAGE) for i in range(count)))
+
+
+def server_cpu(ws):
+    """CPU seconds the workspace's Bazel server has used so far, all threads (0 if none runs)."""
+    try:
+        with open(os.path.join(ws.output_base, "server", "server.pid.txt"), encoding="utf-8") as f:
+            pid = f.read().strip()
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def timed(ws, command, *args, timeout=harness.BAZEL_TIMEOUT):
+    """(wall seconds, server CPU seconds) of one Bazel command, which must succeed.
+
+    The CPU seconds hardly depend on what else the machine runs; on a shared machine, compare
+    those. The first command of a server counts the server's start too.
+    """
+    start, cpu = time.monotonic(), server_cpu(ws)
+    ws.bazel(command, *args, log=False, timeout=timeout).check()
+    return time.monotonic() - start, server_cpu(ws) - cpu
+
+
+def measure(ws, count, profile_dir, noop):
+    """{row: (wall seconds, server CPU seconds)} for the package of `count` models in ws."""
+    pattern = f"//{PACKAGE}:all"
+    ws.build("--nobuild", f"//{PACKAGE}:m0_test", log=False)  # fetch the repositories, untimed
+    ws.shutdown()
+    profile = []
+    if profile_dir:
+        os.makedirs(profile_dir, exist_ok=True)
+        profile = [f"--profile={os.path.join(profile_dir, f'analysis-{count}.json')}",
+                   f"--starlark_cpu_profile={os.path.join(profile_dir, f'starlark-{count}.pprof')}"]
+    rows = {"first analysis": timed(ws, "build", "--nobuild", *profile, pattern)}
+    rows["cached analysis"] = timed(ws, "build", "--nobuild", pattern)
+    rows["query deps"] = timed(ws, "query", f"deps({pattern})", "--output=label")
+    if noop:
+        ws.bazel("build", "--keep_going", pattern, log=False, timeout=48 * 3600).check()
+        rows["no-op build"] = timed(ws, "build", pattern)
+    return rows
+
+
+def target_count(ws):
+    """The package's rule targets, hidden ones included (source files not counted)."""
+    query = ws.bazel("query", f"kind(rule, //{PACKAGE}:*)", "--output=label", log=False).check()
+    return len(query.stdout.split())
+
+
+def git_commit(tree):
+    """The short commit of tree, or '?'."""
+    done = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() or "?"
+
+
+ROWS = ("first analysis", "cached analysis", "query deps", "no-op build")
+
+
+def report(count, targets, rows):
+    """Two lines per N, wall and server CPU: seconds, then seconds per 1,000 targets ('-': not measured)."""
+    lines = []
+    for kind, column in (("wall", 0), ("cpu", 1)):
+        seconds = " ".join(f"{rows[r][column]:>15.2f}" if r in rows else f"{'-':>15}" for r in ROWS)
+        per_k = " ".join(f"{1000 * rows[r][column] / targets:>8.3f}" if r in rows else f"{'-':>8}" for r in ROWS)
+        lines.append(f"{count:7d} {targets:8d} {kind:>4} {seconds}   {per_k}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", type=int, nargs="+", default=[1000], help="sizes N of the package")
+    parser.add_argument("--tree", default=harness.source_root(), help="the checkout to measure (default: this one)")
+    parser.add_argument("--profile", help="a folder for the first analysis's --profile and --starlark_cpu_profile")
+    parser.add_argument("--noop", action="store_true", help="also build everything, then time a no-op build (long)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces (to look, or re-run Bazel)")
+    args = parser.parse_args(argv)
+    tree = os.path.realpath(args.tree)
+    base = tempfile.mkdtemp(prefix="rules_torch_export_scale_")
+    print(f"rules_torch_export scale benchmark, {datetime.date.today()}, {platform.machine()}, "
+          f"{os.cpu_count()} cores; rules from {tree} at {git_commit(tree)}; scratch: {base}")
+    print(f"{'models':>7} {'targets':>8} {'':>4} " + " ".join(f"{r:>15}" for r in ROWS) + "   s per 1,000 targets")
+    for count in args.models:
+        ws = harness.Workspace(os.path.join(base, f"scale{count}"), os.path.join(base, "output_bases", f"scale{count}"),
+                               os.path.join(base, "home"))
+        try:
+            write_workspace(ws.path, tree, count)
+            rows = measure(ws, count, args.profile, args.noop)
+            print(report(count, target_count(ws), rows), flush=True)
+        finally:
+            ws.shutdown()
+            if not args.keep:
+                shutil.rmtree(ws.path, ignore_errors=True)
+                shutil.rmtree(ws.output_base, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
