@@ -5,7 +5,8 @@ prints one Markdown row per program, the README's "Native latency" table.
 
 Each executorch_benchmark times its method in ExecuTorch's native runtime and then, in the same
 run, in the Python runtime on the same inputs; the last column is that ratio. Run it on a quiet
-machine: nothing here is asserted, the figures are only printed.
+machine: nothing here is asserted, the figures are only printed. An arm64 runner's figures are
+emulated (qemu), not latency: the table refuses them.
 """
 
 import json
@@ -49,7 +50,10 @@ def main(argv):
                 print(result.stderr[-2000:], file=sys.stderr)
                 return f"{label} failed"
             with open(report_path, encoding="utf-8") as f:
-                lines.append(row(label.replace(".benchmark", ""), json.load(f)))
+                report = json.load(f)
+            if report.get("emulated"):  # an arm64 runner under qemu: its times are no latency
+                return f"{label} times an arm64 runner under qemu; the table holds latencies: remove it from ZOO_BENCHMARKS"
+            lines.append(row(label.replace(".benchmark", ""), report))
     print("\n".join(lines))
     return 0
 

@@ -16,9 +16,11 @@ adds three targets:
 - `zoo_test`: fails, naming what is missing and what to add, unless every torch_model (and
   lora_model) of the package is snapshotted (a graph_snapshot_test of one of its exports or
   programs; a quantized program counts for the model it was exported from), every
-  executorch_program not tagged manual has a numerics_test, a program_budget_test and a report
-  on the package's dashboard, and every foundation_weights has a foundation_budget_test. Tests
-  tagged manual do not count. Its runfiles hold every report, so testing it builds them.
+  executorch_program not tagged manual has a numerics_test that also runs it on arm64, under
+  qemu (`runtimes = ["python", "native", "arm64"]`, docs/native.md), a program_budget_test and
+  a report on the package's dashboard, and every foundation_weights has a
+  foundation_budget_test. Tests tagged manual do not count. Its runfiles hold every report, so
+  testing it builds them.
 - `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
   (//:update_goldens runs every package's).
 - `dashboard`: a program_dashboard of the package's programs with their budgets and numerics
@@ -81,6 +83,7 @@ def _problems(ctx):
         else:
             snapshotted[str(subject[ExportedProgramInfo].model.label)] = True
     with_numerics = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.numerics])
+    on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
     foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
     with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
@@ -98,6 +101,8 @@ def _problems(ctx):
     for program in programs:
         if program not in with_numerics and program not in exempt:
             problems.append("executorch_program {} has no numerics_test; add numerics_test(name = \"<program>_numerics_test\", program = \"{}\"), or, if the host's ExecuTorch runtime cannot run it, zoo_package(no_numerics = {{\"{}\": \"<why>\"}})".format(program, program, program.partition(":")[2]))
+        elif program in with_numerics and program not in on_arm64:
+            problems.append("executorch_program {} has no arm64 run; add \"arm64\" to the runtimes of its numerics_test (runtimes = [\"python\", \"native\", \"arm64\"]), with arm64_inputs = [<smaller cases>] if emulation makes its cases too slow".format(program))
         if program not in with_budget:
             problems.append("executorch_program {} has no program_budget_test; add program_budget_test(name = \"<program>_budget_test\", program = \"{}\", golden = \"<program>.budget.json\", max_growth_percent = 2, ...), then `bazel run` its .update".format(program, program))
     for foundation in foundations:
@@ -146,6 +151,7 @@ zoo_rule_test = rule(
             doc = "What its graph_snapshot_tests snapshot.",
         ),
         "numerics": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests run."),
+        "arm64": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests also run on arm64."),
         "budgets": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its program_budget_tests budget."),
         "foundations": attr.label_list(providers = [FoundationWeightsInfo], doc = "Its foundation_weights targets not tagged manual."),
         "foundation_budgets": attr.label_list(providers = [FoundationWeightsInfo], doc = "The foundations its foundation_budget_tests measure."),
@@ -177,13 +183,14 @@ def zoo_package(no_numerics = {}, **kwargs):
     rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
     snapshots = _of(rules, _SNAPSHOT_KIND)
     budgets = _of(rules, _BUDGET_KIND)
+    numerics = _of(rules, _NUMERICS_KIND)
     programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)])
     if programs:
         program_dashboard(
             name = "dashboard",
             programs = programs,
             budgets = [":" + r["name"][:-len(".config")] for r in budgets],
-            numerics = [":" + r["name"][:-len(".config")] for r in _of(rules, _NUMERICS_KIND)],
+            numerics = [":" + r["name"][:-len(".config")] for r in numerics],
             **kwargs
         )
     zoo_rule_test(
@@ -192,7 +199,8 @@ def zoo_package(no_numerics = {}, **kwargs):
         programs = programs,
         dashboard = ":dashboard" if programs else None,
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
-        numerics = _distinct([r["program"] for r in _of(rules, _NUMERICS_KIND)]),
+        numerics = _distinct([r["program"] for r in numerics]),
+        arm64 = _distinct([r["program"] for r in numerics if "arm64" in (r.get("runtimes") or [])]),
         budgets = _distinct([r["program"] for r in budgets]),
         foundations = _distinct([r["name"] for r in _of(rules, _FOUNDATION_KIND)]),
         foundation_budgets = _distinct([r["foundation"] for r in _of(rules, _FOUNDATION_BUDGET_KIND)]),

@@ -2,15 +2,21 @@
 (the native runner's --bench) and then, in this process, in ExecuTorch's Python runtime on the
 same inputs, so that the report shows what the pybindings add to each call.
 
-    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS python|native-only [--json FILE]
+    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS python|native-only|arm64 [--json FILE]
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
 last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a
 build output: they depend on the machine's load.
+
+With `arm64` the runner is an arm64_binary: on an x86-64 machine it runs under qemu, so its
+figures are emulated, not the device's latency. The report says so above and below the table
+and in its JSON ("emulated": true), and sets no Python runtime beside it.
 """
 
+import errno
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -72,21 +78,49 @@ def python_figures(pte, ptd, method, warmup, iterations):
             "p90_ms": _percentile(timed, 0.9), "min_ms": min(timed), "calls": len(timed)}
 
 
+def emulated_line():
+    """What an emulated report says, above and below its table."""
+    cpu = os.environ.get("QEMU_CPU", "max,sme=off")
+    return (f"EMULATED on qemu (the arm64 runner under qemu-aarch64-static, CPU {cpu}): these times are "
+            f"qemu's, not device latency; time the program on an arm64 device (docs/native.md, \"arm64\")")
+
+
+def runner_report(runner, pte, ptd, method, warmup, iterations):
+    """(exit code, the runner's JSON report or None) of one --bench run; prints its table."""
+    with tempfile.TemporaryDirectory(prefix="benchmark-") as folder:
+        native_json = os.path.join(folder, "native.json")
+        command = [os.path.abspath(runner), pte, "--call", method, "--bench", "--table", "--warmup", warmup,
+                   "--iterations", iterations, "--json", native_json] + (["--data", ptd] if ptd else [])
+        try:
+            result = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        except OSError as e:  # built with --platforms for another CPU
+            if e.errno != errno.ENOEXEC:
+                raise
+            print(f"executorch_benchmark: {runner} is not a program for this machine's CPU (built with --platforms "
+                  f"for another one?); times come from the machine the runner runs on: benchmark without "
+                  f"--platforms", file=sys.stderr)
+            return 1, None
+        if result.returncode != 0:
+            return result.returncode, None
+        print("\n".join(result.stdout.splitlines()[:-1]))  # its table; its JSON goes into ours
+        with open(native_json, encoding="utf-8") as f:
+            return 0, json.load(f)
+
+
 def main(argv):
     runner, pte, ptd, method, warmup, iterations, python = argv[:7]
     rest = argv[7:]
     json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
     ptd = None if ptd == "-" else ptd
-    with tempfile.TemporaryDirectory(prefix="benchmark-") as folder:
-        native_json = os.path.join(folder, "native.json")
-        command = [os.path.abspath(runner), pte, "--call", method, "--bench", "--table", "--warmup", warmup,
-                   "--iterations", iterations, "--json", native_json] + (["--data", ptd] if ptd else [])
-        result = subprocess.run(command, stdout=subprocess.PIPE, text=True)
-        if result.returncode != 0:
-            return result.returncode
-        print("\n".join(result.stdout.splitlines()[:-1]))  # its table; its JSON goes into ours
-        with open(native_json, encoding="utf-8") as f:
-            report = json.load(f)
+    emulated = python == "arm64" and platform.machine() not in ("aarch64", "arm64")
+    if emulated:
+        print(emulated_line())
+    code, report = runner_report(runner, pte, ptd, method, warmup, iterations)
+    if code:
+        return code
+    if emulated:
+        print(emulated_line())
+        report.update(emulated=True, qemu_cpu=os.environ.get("QEMU_CPU", "max,sme=off"))
     if python == "python":
         native_p50 = report["methods"][method]["p50_ms"]
         try:

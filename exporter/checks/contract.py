@@ -109,8 +109,10 @@ class NumericsConfig(CheckConfig):
     inputs                [{dim: size}]: the cases the test lists besides min, example and max
     steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
                           method's ExportedMethod; () and {} otherwise
-    runtimes              ("python", "native") or a part: where the program runs (native.py)
+    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py)
     native_runner, native_runner_label   the native runner's path and label
+    arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
+    arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
     """
 
     program: str
@@ -136,6 +138,8 @@ class NumericsConfig(CheckConfig):
     runtimes: tuple[str, ...] = ("python",)
     native_runner: str | None = None
     native_runner_label: str | None = None
+    arm64_runner: str | None = None
+    arm64_inputs: tuple[dict, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -220,6 +224,7 @@ class GenerationTestConfig(CheckConfig):
     manifest               the program's .pte.json (its constant methods: get_max_context_len)
     prompts, max_new_tokens   what to generate
     native_runner, native_runner_label   the native runner's path and label
+    arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
     """
 
     program: str
@@ -232,6 +237,7 @@ class GenerationTestConfig(CheckConfig):
     native_runner: str
     native_runner_label: str
     ptd: str | None = None
+    arm64_runner: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

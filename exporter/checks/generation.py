@@ -54,18 +54,22 @@ def runner_pieces(config, prompt, count):
     return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
 
 
-def native_tokens(config, prompt, count):
-    """(ids, report) from the native runner's --generate (median of 3 runs after 1 warm-up)."""
+def native_tokens(config, prompt, count, arm64=False):
+    """(ids, report) from the native runner's --generate (median of 3 runs after 1 warm-up), or
+    from its arm64 build under qemu (one run: emulated speed means nothing)."""
     with tempfile.TemporaryDirectory(prefix="generate-") as folder:
         given, got, report = (os.path.join(folder, f) for f in ("prompt.etvals", "tokens.etvals", "report.json"))
         etvals.write(given, [torch.tensor(prompt, dtype=torch.long)])
-        command = [os.path.abspath(config.native_runner), config.pte, "--generate", f"forward={given}:{got}",
-                   "--max-new-tokens", str(count), "--bench", "--warmup", "1", "--iterations", "3", "--json", report]
+        runner = config.arm64_runner if arm64 else config.native_runner
+        command = [os.path.abspath(runner), config.pte, "--generate", f"forward={given}:{got}",
+                   "--max-new-tokens", str(count), "--json", report]
+        command += [] if arm64 else ["--bench", "--warmup", "1", "--iterations", "3"]
         command += ["--data", config.ptd] if config.ptd else []
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
-            lines = [line for line in result.stderr.splitlines() if line.startswith("et_runner:")]
-            raise ValueError(f"the native runner failed: {(lines or result.stderr.strip().splitlines() or ['?'])[-1]}")
+            lines = [line for line in result.stderr.splitlines() if line.startswith(("et_runner:", "rules_torch_export:"))]
+            raise ValueError(f"the {'arm64' if arm64 else 'native'} runner failed: "
+                             f"{(lines or result.stderr.strip().splitlines() or ['?'])[-1]}")
         with open(report, encoding="utf-8") as f:
             return [int(i) for i in etvals.read(got)[0].tolist()], json.load(f)["generate"]
 
@@ -82,6 +86,14 @@ def check_ids(config, ids, who, vocab_size):
                          f"vocabulary), or use the tokenizer the model was trained with")
 
 
+def arm64_line(config, ids, count, expected):
+    """(same tokens as eager, the report's line) of the arm64 runner, under qemu."""
+    arm64, _ = native_tokens(config, ids, count, arm64=True)
+    same = arm64[:len(expected)] == expected
+    return same, (f"    arm64 runner (under qemu): {'same tokens' if same else f'DIFFERENT: {arm64}'}; one run, "
+                  f"no tokens/s (emulated)")
+
+
 def run(config):
     """(ok, report text) of a contract.GenerationTestConfig."""
     from exporter.core.model_loader import load_model
@@ -96,7 +108,8 @@ def run(config):
     max_context_len, max_seq_len = constants["get_max_context_len"], constants["get_max_seq_len"]
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
     lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner) and the native "
-             f"runner ({config.native_runner_label}), greedy, against the eager model {config.model.label}"]
+             f"runner ({config.native_runner_label}{', and on arm64' if config.arm64_runner else ''}), greedy, "
+             f"against the eager model {config.model.label}"]
     ok = True
     for prompt in config.prompts:
         ids = runner_tokenizer.encode(prompt, 0, 0)
@@ -125,6 +138,9 @@ def run(config):
         lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
                      f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode {figures['decode_tokens_per_s']:.0f} "
                      f"tokens/s (median of {figures['runs']} runs)")
+        if config.arm64_runner:
+            same, line = arm64_line(config, ids, count, expected)
+            ok, lines = ok and same, lines + [line]
     if not ok:
         lines.append("The program does not generate what the model generates: check the model's forward against "
                      "the runner's contract (docs/llm.md), then the numerics_test of the program.")

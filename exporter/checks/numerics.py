@@ -11,10 +11,11 @@ atol. A case fails when any element has |actual - expected| > atol + rtol * |exp
 import json
 import math
 import sys
+import time
 
 import torch
 
-from exporter.checks import contract
+from exporter.checks import contract, differences
 from exporter.core import shape_spec
 from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
 from exporter.formats import pt2, pte_inspect
@@ -194,6 +195,7 @@ class Checks:
     def __init__(self, config):
         self.rtol, self.atol = tolerances(config)
         self.floors = Floors(config)
+        self.differences = differences.Differences()
         # With accuracy floors, elementwise tolerances apply only when the test sets them.
         self.elementwise = not self.floors.active or config.tolerances.set
 
@@ -203,14 +205,18 @@ class Checks:
         checks += [f"top-1 agreement >= {self.floors.top1:g}"] if self.floors.top1 is not None else []
         return ", ".join(checks)
 
-    def case(self, name, execute, feed, expected, lines):
-        """Runs one call in the runtime and compares it with expected; appends to lines."""
+    def case(self, name, execute, feed, expected, lines, runtime="python"):
+        """Runs one call in the runtime and compares it with expected; appends to lines (marked
+        [native] or [arm64] for a native runner's outputs)."""
         expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+        case = name
+        name = name if runtime == "python" else f"{name} [{runtime}]"
         try:
             actual = list(execute(feed))
         except Exception as e:  # The runtime raises RuntimeError with its error code.
             lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")
             return False
+        self.differences.record(runtime, case, actual, expected)
         if len(actual) != len(expected):
             lines.append(f"  {name}: FAIL, {len(actual)} outputs from the runtime, {len(expected)} expected")
             return False
@@ -225,19 +231,39 @@ class Checks:
             lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
         return ok
 
-    def native(self, config, calls, lines):
-        """Runs [(case name, method, inputs, expected)] in the native runner, in order, on one
-        loaded program, and compares each with its expected outputs; appends to lines."""
+    def native(self, config, calls, lines, runtime="native"):
+        """Runs [(case name, method, inputs, expected)] in the native runner (runtime "native")
+        or its arm64 twin under qemu ("arm64"), in order, on one loaded program, and compares
+        each with its expected outputs; appends to lines."""
         from exporter.checks import native
 
+        arm64 = runtime == "arm64"
+        runner = config.arm64_runner if arm64 else config.native_runner
         try:
-            outputs = native.run_calls(config, [(method, feed) for _, method, feed, _ in calls])
+            outputs = native.run_calls(config, [(method, feed) for _, method, feed, _ in calls], runner)
         except native.NativeError as e:
-            lines.append(f"  native runtime ({config.native_runner_label}): FAIL, {e}")
+            what = f"arm64 runtime ({config.native_runner_label} for aarch64, under qemu)" if arm64 else \
+                f"native runtime ({config.native_runner_label})"
+            lines.append(f"  {what}: FAIL, {e}")
             return False
         ok = True
         for (name, _, feed, expected), got in zip(calls, outputs):
-            ok &= self.case(f"{name} [native]", lambda _, got=got: got, feed, expected, lines)
+            ok &= self.case(name, lambda _, got=got: got, feed, expected, lines, runtime)
+        return ok
+
+    def runners(self, config, calls, lines, arm64_cases=None):
+        """The calls in the native runner and in its arm64 twin, as config.runtimes asks (arm64
+        only the cases named in arm64_cases, when given), then the two CPUs' outputs side by
+        side; returns ok."""
+        ok = True
+        if "native" in config.runtimes:
+            ok &= self.native(config, calls, lines)
+        if "arm64" in config.runtimes:
+            picked = [call for call in calls if arm64_cases is None or call[0] in arm64_cases]
+            start = time.perf_counter()
+            ok &= self.native(config, picked, lines, "arm64")
+            self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
+        self.differences.compare_cpus(lines)
         return ok
 
     def finish(self, ok, config, lines, explain=None):
@@ -249,11 +275,29 @@ class Checks:
             lines.append(f"  {line}  {'ok' if good else 'FAIL'}")
         if not ok and explain:
             lines += explain()
+        self.differences.write(config)
         if not ok:
             lines.append(f"Past tolerance. If the difference is expected, set rtol/atol (or min_sqnr_db, "
                          f"min_top1_agreement) on {config.label}; otherwise the .pte does not compute "
                          f"what the model computes.")
         return ok, "\n".join(lines) + "\n"
+
+
+def runtimes_text(runtimes):
+    """The report's words for them: "python and native runtimes", "python, native and arm64
+    runtimes", "native runtime"."""
+    names = list(runtimes)
+    text = names[-1] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return text + (" runtimes" if len(names) > 1 else " runtime")
+
+
+def arm64_case_names(config, every_case):
+    """The names of the cases the arm64 runner takes: those at config.arm64_inputs' sizes, or
+    None (all of them) when the test lists none. Emulation makes large cases slow."""
+    if not config.arm64_inputs:
+        return None
+    wanted = {tuple(sorted(full_sizes(config.spec, sizes).items())) for sizes in config.arm64_inputs}
+    return {name for name, sizes in every_case if tuple(sorted(sizes.items())) in wanted}
 
 
 def run(config):
@@ -268,12 +312,13 @@ def run(config):
     else:  # a program only the native runner can run (an app's own kernels)
         execute, n_inputs = None, len(ep.graph_signature.user_inputs)
     checks = Checks(config)
-    runtimes = f"{' and '.join(config.runtimes)} runtime{'s' if len(config.runtimes) > 1 else ''}"
-    lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes} vs {reference_name} ({checks.describe()})"]
+    lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes_text(config.runtimes)} "
+             f"vs {reference_name} ({checks.describe()})"]
     ok = True
     runs = []
     module = ep.module()  # its signature names the arguments; built once, not per case
-    for name, sizes in cases(config.spec, ranges, config.inputs):
+    every_case = cases(config.spec, ranges, list(config.inputs) + list(config.arm64_inputs))
+    for name, sizes in every_case:
         args, kwargs = shape_spec.call_arguments(ep, make_inputs(config.spec, sizes), module)
         runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
     if config.calibration:
@@ -287,8 +332,7 @@ def run(config):
             ok &= checks.case(name, execute, feed, expected, lines)
         native_calls.append((name, config.method, feed, expected))
     python_ok = ok
-    if "native" in config.runtimes:
-        ok &= checks.native(config, native_calls, lines)
+    ok &= checks.runners(config, native_calls, lines, arm64_case_names(config, every_case))
 
     def explain():  # name the first operators where the .pte departs (divergence.py)
         if python_ok:  # the Python runtime agreed: only the native run failed, and said why

@@ -6,7 +6,7 @@ import os
 import pytest
 import torch
 
-from exporter.checks import contract, numerics
+from exporter.checks import contract, differences, numerics
 from exporter.tests.tiny_model import tiny
 
 SPEC = {
@@ -160,3 +160,53 @@ def test_every_derived_size_reaches_its_min_and_max():
     shapes = {name: {k: tuple(v.shape) for k, v in numerics.make_inputs(spec, s).items()} for name, s in sizes.items()}
     assert shapes["min dh=0, dx=4"] == {"x": (4, 3), "y": (8, 0), "z": (5,)}
     assert shapes["max dh=512, dx=256"] == {"x": (256, 3), "y": (512, 512), "z": (257,)}
+
+
+def _on_both_cpus(**changes):
+    """A config that runs the tiny XNNPACK program in the native runner and its arm64 twin."""
+    settings = {"runtimes": ["python", "native", "arm64"], "native_runner": "native/et_runner",
+                "native_runner_label": "//native:et_runner", "arm64_runner": "native/arm64/et_runner_arm64"}
+    return _config("xnnpack", **{**settings, **changes})
+
+
+def test_arm64_runs_its_own_cases_under_qemu_and_is_set_beside_x86_64(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEST_UNDECLARED_OUTPUTS_DIR", str(tmp_path))
+    ok, report = _run(_on_both_cpus(arm64_inputs=[{"batch": 1}, {"batch": 3}]))
+    assert ok, report
+    assert "in ExecuTorch's python, native and arm64 runtimes vs the eager model" in report
+    # batch 3 is no case of the test but of its arm64 run: every runtime runs it.
+    for case in ("min batch=1", "listed batch=3"):
+        for runtime in ("", " [native]", " [arm64]"):
+            assert f"  {case}{runtime}: output 0 float32[" in report, (case, runtime)
+        assert f"  {case} [arm64 vs x86-64]: largest difference " in report
+    assert "max batch=8 [native]: output 0" in report and "max batch=8 [arm64]" not in report
+    with open(tmp_path / differences.SUMMARY_FILE, encoding="utf-8") as f:
+        summary = json.load(f)
+    largest = summary["largest_difference"]
+    assert sorted(largest["arm64"]) == sorted(largest["arm64 vs native"]) == ["listed batch=3", "min batch=1"]
+    assert len(largest["native"]) == len(largest["python"]) == 5
+    assert all(0 <= v < 1e-3 for v in largest["arm64"].values()), largest
+    assert summary["reference"] == "eager //exporter/tests:tiny_model" and summary["qemu_cpu"] == "max,sme=off"
+    assert summary["arm64_seconds"] > 0
+
+
+def test_an_arm64_runner_that_cannot_start_fails_the_test_in_its_line(tmp_path):
+    runner = tmp_path / "launcher"
+    runner.write_text("#!/bin/sh\necho 'some noise' >&2\necho 'rules_torch_export: //x:y is an aarch64 binary; "
+                      "run: apt-get install qemu-user-static' >&2\nexit 1\n")
+    runner.chmod(0o755)
+    ok, report = _run(_on_both_cpus(arm64_runner=str(runner)))
+    assert not ok
+    assert ("  arm64 runtime (//native:et_runner for aarch64, under qemu): FAIL, rules_torch_export: //x:y is an "
+            "aarch64 binary; run: apt-get install qemu-user-static") in report
+    assert "max batch=8 [native]: output 0" in report and "[arm64 vs x86-64]" not in report
+
+
+def test_a_runner_built_for_another_cpu_is_one_line_not_an_exec_format_error(tmp_path):
+    runner = tmp_path / "et_runner"
+    runner.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(57))  # no interpreter line, no x86-64 code
+    runner.chmod(0o755)
+    ok, report = _run(_config(runtimes=["python", "native"], native_runner=str(runner), native_runner_label="//native:et_runner"))
+    assert not ok
+    assert "is not a program for this machine's CPU (built with --platforms for another one?); run tests " \
+           "without --platforms" in report

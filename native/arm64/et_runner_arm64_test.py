@@ -165,3 +165,21 @@ def test_the_archive_runs_from_an_empty_folder(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.splitlines()[-1])
     assert report["methods"]["forward"]["calls"] == 1
+
+
+def test_the_arm64_benchmark_labels_its_figures_emulated_and_sets_no_python_runtime_beside_them(tmp_path):
+    """executorch_benchmark with an arm64_binary runner: qemu's times are not a device's latency."""
+    benchmark = RUNFILES.Rlocation("rules_torch_export/native/arm64/gru_pte_arm64.benchmark")
+    report = tmp_path / "report.json"
+    result = subprocess.run([benchmark, "--json", str(report)], capture_output=True, text=True, env=RUNFILES.EnvVars())
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    label = [i for i, line in enumerate(lines) if line.startswith("EMULATED on qemu (")]
+    table = [i for i, line in enumerate(lines) if "p50 ms" in line]
+    assert len(label) == 2 and table and label[0] < table[0] < label[1], result.stdout  # above and below the table
+    assert "not device latency" in lines[label[0]] and "CPU max,sme=off" in lines[label[0]]
+    assert "arm64 runtime, under qemu" in result.stderr
+    figures = json.loads(report.read_text())
+    assert figures["emulated"] is True and figures["qemu_cpu"] == "max,sme=off"
+    assert "python" not in figures and "x native p50" not in result.stdout
+    assert figures["methods"]["forward"]["calls"] == 3

@@ -2,13 +2,17 @@
 ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load(":arm64_binary.bzl", "Arm64BinaryInfo")
 load(":checks.bzl", "check_method", "message_prefix")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
-# The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it.
+# The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it
+# (numerics_test and llm_generation_test also build it for arm64).
+DEFAULT_NATIVE_RUNNER = Label("//native:et_runner")
+
 NATIVE_RUNNER_ATTRS = {
     "native_runner": attr.label(
-        default = Label("//native:et_runner"),
+        default = DEFAULT_NATIVE_RUNNER,
         executable = True,
         cfg = "target",
         doc = "The native runner: //native:et_runner (the wheel's kernels and XNNPACK), or a cc_binary of //native:runner_main that also links an app's own kernels.",
@@ -53,9 +57,21 @@ def _run_script(ctx, kind, program, command, extra_files = [], extra_runfiles = 
         runfiles = runfiles.merge(extra_runfiles)
     return DefaultInfo(executable = script, runfiles = runfiles)
 
+def _mode(ctx):
+    """What benchmark.py sets beside the runner's figures.
+
+    Returns:
+      "python", "native-only", or "arm64" for an arm64_binary (under qemu on x86-64: figures
+      labelled emulated, no Python runtime).
+    """
+    if Arm64BinaryInfo in ctx.attr.native_runner:
+        return "arm64"
+    return "python" if ctx.attr.compare_python else "native-only"
+
 def _executorch_benchmark_impl(ctx):
     where, program = _checked_program(ctx, "executorch_benchmark")
     _at_least(where, "warmup", ctx.attr.warmup, 0)
+    mode = _mode(ctx)
     command = [
         ctx.executable._benchmark.short_path,
         ctx.executable.native_runner.short_path,
@@ -64,12 +80,13 @@ def _executorch_benchmark_impl(ctx):
         ctx.attr.method,
         str(ctx.attr.warmup),
         str(ctx.attr.iterations),
-        "python" if ctx.attr.compare_python else "native-only",
+        mode,
     ]
 
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
-    banner = "echo 'native runtime ({}): {} of {}, inputs at their largest shapes, {} warm-up + {} timed calls' >&2".format(
+    banner = "echo '{} ({}): {} of {}, inputs at their largest shapes, {} warm-up + {} timed calls' >&2".format(
+        "arm64 runtime, under qemu on x86-64" if mode == "arm64" else "native runtime",
         ctx.attr.native_runner.label,
         ctx.attr.method,
         program.label,
@@ -93,7 +110,11 @@ executorch_benchmark = rule(
 Prints a table (load time, first call, p50/p90/min per call, planned memory, peak RSS), then the
 same method timed in ExecuTorch's Python runtime on the same inputs with its p50 over the native
 p50, and last all of it as one line of JSON; `-- --json FILE` also writes the JSON to FILE. The
-method's inputs are synthetic, at their largest shapes (docs/native.md).""",
+method's inputs are synthetic, at their largest shapes (docs/native.md).
+
+With an arm64_binary as native_runner, the figures come from the arm64 runner, which on x86-64
+runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
+JSON) and times no Python runtime beside them.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),
@@ -108,7 +129,9 @@ method's inputs are synthetic, at their largest shapes (docs/native.md).""",
 )
 
 def _executorch_profile_impl(ctx):
-    _, program = _checked_program(ctx, "executorch_profile")
+    where, program = _checked_program(ctx, "executorch_profile")
+    if Arm64BinaryInfo in ctx.attr.native_runner:
+        fail(where + "native_runner {} is an arm64_binary: under qemu each operator's share of the time is the emulator's, not the device's; profile with the host's runner (remove native_runner) or on an arm64 device".format(ctx.attr.native_runner.label))
     etrecord = ctx.attr.program[OutputGroupInfo].etrecord.to_list()[0]
     report_config, report_files = runfiles_report_config(ctx, ctx.attr.program)
     command = [

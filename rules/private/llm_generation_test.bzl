@@ -2,9 +2,10 @@
 runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":config_entries.bzl", "model_config")
 load(":config_test.bzl", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
-load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
+load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _generation_config_impl(ctx):
@@ -37,20 +38,31 @@ def _generation_config_impl(ctx):
         "native_runner_label": str(ctx.attr.native_runner.label),
     }
     files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ([program.ptd] if program.ptd else [])
-    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = ctx.attr.native_runner[DefaultInfo].default_runfiles)
+    runners = ctx.attr.native_runner[DefaultInfo].default_runfiles
+    if ctx.attr.arm64_runner:
+        launcher = ctx.actions.declare_file(ctx.label.name + ".arm64_runner")
+        arm64, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
+        runners = runners.merge(arm64)
+        config["arm64_runner"] = launcher.short_path
+    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 _generation_config = rule(
     implementation = _generation_config_impl,
     doc = "Writes the JSON config that exporter/checks/generation.py reads (set up by llm_generation_test).",
-    attrs = config_test_attrs(dict({
+    attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The llm_program."),
         "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "Its tokenizer."),
         "prompts": attr.string_list(doc = "The prompts."),
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
-    }, **NATIVE_RUNNER_ATTRS)),
+        "arm64_runner": attr.label(
+            executable = True,
+            cfg = to_linux_aarch64,
+            doc = "With arm64 = True: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
+        ),
+    }, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
-def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, native_runner = None, **kwargs):
+def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, native_runner = None, arm64 = False, **kwargs):
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
@@ -66,6 +78,8 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       max_new_tokens: tokens to generate per prompt (fewer when the context is full or the model
         ends the text).
       native_runner: the native runner; default //native:et_runner.
+      arm64: also generate in native_runner built for arm64 Linux, under qemu, once per prompt
+        (no tokens/s: the speed is emulated); docs/native.md, "arm64".
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     _generation_config(
@@ -74,6 +88,7 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
         prompts = prompts,
         max_new_tokens = max_new_tokens,
         native_runner = native_runner,
+        arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
         **config_target_attrs(name, kwargs)
     )
     config_test(name, module = EXPORTER_MODULES["generation"], **kwargs)

@@ -2,12 +2,17 @@
 
 load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
+load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load(":config_entries.bzl", "exported_config", "model_config")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
-load(":executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
+load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
+
+# Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
+# the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64").
+_RUNTIMES = ("python", "native", "arm64")
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -61,11 +66,22 @@ def _check(ctx, where, program, steps):
         fail(where + "model is only used with reference = \"eager\"; remove it or set reference = \"eager\"")
     judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
-    if not runtimes or [r for r in runtimes if r not in ("python", "native")]:
-        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it".format(runtimes))
+    if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
+        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, and \"arm64\" for the native runner built for arm64 (under qemu)".format(runtimes))
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
+    _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
     return method, judging
+
+def _check_arm64_inputs(ctx, where, spec, steps):
+    arm64_inputs = json.decode(ctx.attr.arm64_inputs_json)
+    if not arm64_inputs:
+        return
+    if "arm64" not in ctx.attr.runtimes:
+        fail(where + "arm64_inputs picks the cases of the arm64 run, and runtimes = {} has none; add \"arm64\" to runtimes or remove arm64_inputs".format(ctx.attr.runtimes))
+    if steps:
+        fail(where + "arm64_inputs picks cases, and steps run in order on every runtime; remove arm64_inputs")
+    _check_inputs(where + "arm64_", arm64_inputs, spec)
 
 def _references(ctx, exported):
     """(the "model" and "reference_program" entries, and the Files they need)."""
@@ -102,6 +118,7 @@ def _config(ctx, program, method, steps, judging):
         # The tolerances' defaults: the backends of the method under test (all of them for steps).
         backends = program.backends if steps else program.method_backends[method],
         inputs = json.decode(ctx.attr.inputs_json),
+        arm64_inputs = json.decode(ctx.attr.arm64_inputs_json),
     )
     if steps:
         files += [program.methods[step["method"]].pt2 for step in steps]
@@ -116,12 +133,27 @@ def _numerics_config_impl(ctx):
     steps = json.decode(ctx.attr.steps_json)
     method, judging = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
     config, files, model_files = _config(ctx, program, method, steps, judging)
-    runner = None
+    runners = ctx.runfiles()
     if "native" in ctx.attr.runtimes:
-        runner = ctx.attr.native_runner[DefaultInfo].default_runfiles
-        config.update(native_runner = ctx.executable.native_runner.short_path, native_runner_label = str(ctx.attr.native_runner.label))
+        runners = runners.merge(ctx.attr.native_runner[DefaultInfo].default_runfiles)
+        config["native_runner"] = ctx.executable.native_runner.short_path
+    if "arm64" in ctx.attr.runtimes:
+        runners = runners.merge(_arm64_runner(ctx, config))
+    if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
+        config["native_runner_label"] = str(ctx.attr.native_runner.label)
     config["runtimes"] = ctx.attr.runtimes
-    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runner)
+    return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
+
+def _arm64_runner(ctx, config):
+    """Writes the launcher of native_runner's arm64 build and names it in config.
+
+    Returns:
+      The launcher's runfiles (the aarch64 ELF and its libraries with it).
+    """
+    launcher = ctx.actions.declare_file(ctx.label.name + ".arm64_runner")
+    runfiles, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
+    config["arm64_runner"] = launcher.short_path
+    return runfiles
 
 _numerics_config = rule(
     implementation = _numerics_config_impl,
@@ -143,8 +175,14 @@ _numerics_config = rule(
         "inputs_json": attr.string(default = "[]", doc = "Extra shapes as JSON (set by the macro)."),
         "method": attr.string(default = "forward", doc = "The program's method to run."),
         "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
-        "runtimes": attr.string_list(default = ["python", "native"], doc = "Where the program runs: ExecuTorch's Python runtime, its native (C++) runtime, or both."),
-    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS),
+        "runtimes": attr.string_list(default = ["python", "native"], doc = "Where the program runs: ExecuTorch's Python runtime, its native (C++) runtime, that runtime built for arm64 under qemu, or a part."),
+        "arm64_runner": attr.label(
+            executable = True,
+            cfg = to_linux_aarch64,
+            doc = "With \"arm64\" in runtimes: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
+        ),
+        "arm64_inputs_json": attr.string(default = "[]", doc = "The arm64 run's only cases as JSON, or [] for all (set by the macro)."),
+    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):
@@ -161,7 +199,7 @@ def step(method = "forward", dims = {}, values = {}):
     """
     return {"method": method, "dims": dims, "values": values}
 
-def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, **kwargs):
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
@@ -189,9 +227,16 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         [step(method = "decode", values = {"pos": i}) for i in range(8)].
       runtimes: where the program runs: ["python", "native"] (the default) runs every case in
         ExecuTorch's Python runtime and again in its native C++ runtime (the one apps link,
-        docs/native.md); ["native"] for a program whose kernels only an app's runner has.
+        docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
+        "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
+        same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
+        it needs the cross packages; test without --platforms).
       native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
         kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
+        The arm64 run uses the same target, built for arm64.
+      arm64_inputs: with "arm64" in runtimes, the only cases the arm64 run takes, as
+        {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
+        emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
       **kwargs: passed to the py_test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
@@ -209,6 +254,8 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         steps_json = json.encode(steps),
         runtimes = runtimes,
         native_runner = native_runner,
+        arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
+        arm64_inputs_json = json.encode(arm64_inputs),
         **config_target_attrs(name, kwargs)
     )
     config_test(name, module = EXPORTER_MODULES["steps" if steps else "numerics"], **kwargs)
