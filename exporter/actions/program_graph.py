@@ -13,6 +13,7 @@ symbol; `max` holds the upper bound of each size. Nothing here depends on the ma
 process: names, ops and integers only.
 """
 
+import sympy
 import torch
 
 from exporter.core import symbols
@@ -57,7 +58,8 @@ class _Sizes:
         self.bounds = {}
         for sym, bounds in ep.range_constraints.items():
             upper = bounds.upper
-            self.bounds[str(sym)] = int(upper) if upper.is_finite else None
+            # Unbounded is sympy's oo or torch's int_oo, and int_oo calls itself finite.
+            self.bounds[str(sym)] = int(upper) if isinstance(upper, sympy.Integer) else None
 
     def text(self, size):
         if isinstance(size, int):
@@ -71,7 +73,10 @@ class _Sizes:
         if isinstance(size, int):
             return size
         expr = size.node.expr if isinstance(size, torch.SymInt) else size
-        bound = expr.subs({s: self.bounds.get(str(s)) for s in expr.free_symbols})
+        bounds = {s: self.bounds.get(str(s)) for s in expr.free_symbols}
+        if None in bounds.values():
+            return None
+        bound = expr.subs(bounds)
         return int(bound) if bound.is_number else None
 
     def tensor(self, value):

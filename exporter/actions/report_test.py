@@ -108,3 +108,18 @@ def test_a_budget_config_that_is_no_test_config_fails_in_one_line(tmp_path, tiny
     bad.write_text("[1, 2]")
     with pytest.raises(UserError, match=r"^budget.json is not a test's config; name program_budget_test"):
         dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(bad)]))
+
+
+def test_an_unbounded_dim_has_no_upper_bound_in_the_graph_record():
+    # torch's int_oo calls itself finite; the record must not turn it into a number.
+    import torch
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    ep = torch.export.export(Double(), (torch.ones(3, 4),), dynamic_shapes={"x": {0: torch.export.Dim("n")}})
+    et_program, _ = lower.lower({"forward": ep}, [])
+    record = program_graph.record(et_program, {"forward": ep}, {"forward": None}, "//t:unbounded")
+    inputs = [n for n in record["methods"]["forward"]["nodes"] if n["kind"] == "input"]
+    assert [v["max"][0] for n in inputs for v in n["values"]] == [None]
