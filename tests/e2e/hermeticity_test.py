@@ -73,8 +73,9 @@ def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(
     )
     assert done.returncode == 0, done.stderr[-4000:]
     products = [o for o in spawn["actualOutputs"] if not o["path"].endswith(".log")]
-    # The program and its manifest (and a lowering's selected operators); the .log is torch's console.
-    assert len(products) == {"TorchExport": 2, "ExecuTorchLower": 3}[mnemonic]
+    # The program and its manifest (and a lowering's selected operators and graph record, which
+    # the report draws); the .log is torch's console.
+    assert len(products) == {"TorchExport": 2, "ExecuTorchLower": 4}[mnemonic]
     for output in products:   # output, with torch's timestamps and PIDs: a diagnostic
         digest = harness.sha256_file(os.path.join(scratch, output["path"]))
         assert digest == output["digest"]["hash"], f"{output['path']} differs, seed {seed}"
