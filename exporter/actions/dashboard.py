@@ -3,24 +3,16 @@
 that program_budget_test and numerics_test write (their label, program, limits and SQNR floor).
 """
 
-import json
 import os
 
+from exporter.actions.report import read_json
 from exporter.core import atomic
 from exporter.core.errors import UserError
 from exporter.formats import dashboard, program_report
 
 
-def _json(path, what):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise UserError(f"cannot read {what} {os.path.basename(path)}: {e}") from e
-
-
 def _summary(path):
-    found = _json(path, "the report summary")
+    found = read_json(path, "the report summary")
     if not isinstance(found, dict) or found.get("format") != program_report.SUMMARY_FORMAT:
         raise UserError(f"{os.path.basename(path)} is not a report summary ({program_report.SUMMARY_FORMAT}); "
                         f"name executorch_program targets in programs")
@@ -29,7 +21,7 @@ def _summary(path):
 
 def _test(path, keys):
     """The fields `keys` of a test rule's config (contract.BudgetConfig or NumericsConfig)."""
-    found = _json(path, "the test config")
+    found = read_json(path, "the test config")
     if not isinstance(found, dict) or not isinstance(found.get("label"), str):
         raise UserError(f"{os.path.basename(path)} is not a test's config; name program_budget_test and "
                         f"numerics_test targets in budgets and numerics")

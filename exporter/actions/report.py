@@ -16,7 +16,8 @@ from exporter.core.errors import UserError
 from exporter.formats import graph_dot, program_report, pte_inspect
 
 
-def _json(path, what):
+def read_json(path, what):
+    """A build file's JSON; one line naming the file when it is missing or not JSON."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -82,13 +83,13 @@ def read_profile(path, method, pte_path, graph):
 def read_data(config):
     """The report's data from the files a ReportConfig names: the graph record, the manifests,
     the .pte's and .ptd's summaries, the selected operators, and each method's graph laid out."""
-    graph = _json(config.graph, "the graph record")
+    graph = read_json(config.graph, "the graph record")
     data = {
         "graph": graph,
-        "manifest": _json(config.manifest, "the manifest"),
+        "manifest": read_json(config.manifest, "the manifest"),
         "summary": pte_inspect.summarize(config.pte),
         "ptd": pte_inspect.summarize_ptd(config.ptd) if config.ptd else None,
-        "exports": {m: _json(p, "the export manifest") for m, p in sorted(config.exports.items())},
+        "exports": {m: read_json(p, "the export manifest") for m, p in sorted(config.exports.items())},
         "selected_operators": read_selected_operators(config.selected_operators)
         if config.selected_operators else None,
         "kernels": list(config.kernels),
