@@ -1,5 +1,6 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
+load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
@@ -10,6 +11,9 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
     (graphviz_repository.bzl), unless the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
     C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
+    And `model_explorer`, Google's Model Explorer for `bazel run <program>.explore`, from its own
+    lock (tools/explorer/requirements.lock), unless the WORKSPACE declared it first; it is
+    fetched only when an .explore target is built (docs/report.md, "Model Explorer").
 
     Args:
       name: the repository name. //toolchain:all expects the default.
@@ -32,3 +36,5 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")
+    if not native.existing_rule("model_explorer"):
+        model_explorer_repository(name = "model_explorer", lock = Label("//tools/explorer:requirements.lock"))

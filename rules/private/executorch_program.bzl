@@ -3,6 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load(":program_explorer.bzl", "program_explorer_for")
 
 def _executorch_program_impl(ctx):
     return lower_program(ctx, lowering_semantics("executorch_program"))
@@ -21,6 +22,8 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
     `input_schema`: a JSON string with each method's input names, dtypes, shapes and dims'
     min and max, which an app can read without running the model (docs/programs.md).
+    `bazel run :<name>.explore` serves the program in Google's Model Explorer on 127.0.0.1
+    (a "manual" target: its viewer is fetched only then; docs/report.md, "Model Explorer").
 
     Args:
       name: the target's name.
@@ -58,3 +61,4 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         backends = backends,
         **kwargs
     ))
+    program_explorer_for(name, kwargs)

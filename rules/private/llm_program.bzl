@@ -9,6 +9,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "macro_label")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
@@ -62,7 +63,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
     get_eos_ids (from the tokenizer), use_kv_cache and enable_dynamic_shape. The build fails when
     the tokenizer's vocabulary is larger than the model's, or when the model cannot take a token
-    at position max_context_len - 1 (docs/llm.md).
+    at position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
+    in Google's Model Explorer on 127.0.0.1, as executorch_program's does.
 
     Args:
       name: the program's name.
@@ -106,3 +108,4 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         max_context_len = max_context_len,
         **program_attrs(exported = ":" + name + "_ep", backends = backends, **kwargs)
     )
+    program_explorer_for(name, kwargs)
