@@ -3,6 +3,8 @@ of their own, installed from tools/explorer/requirements.lock (pinned, every whe
 checked). Declared by torch_export_toolchain_repositories; fetched only when a `<program>.explore`
 target is built (about 160 MB of wheels, 690 MB installed), never by `bazel build //...`."""
 
+load("//toolchain:locked_venv.bzl", "make_locked_venv", "run_or_fail")
+
 _LAUNCHER = """#!/bin/sh
 # Runs the venv's interpreter wherever this repository lies.
 exec "$(dirname "$(readlink -f "$0")")/venv/bin/python3" "$@"
@@ -31,34 +33,15 @@ model_explorer_venv(name = "venv_toolchain", python = "python.sh")
 # The lock holds wheels for this interpreter and machine only.
 _WANTED = "3.11 x86_64"
 
-def _run(rctx, args, what):
-    result = rctx.execute(args, timeout = 1800, quiet = True)
-    if result.return_code != 0:
-        fail("rules_torch_export: {} failed (exit {}):\n{}".format(what, result.return_code, (result.stdout + result.stderr)[-3000:]))
-    return result.stdout.strip()
-
 def _model_explorer_repository_impl(rctx):
     python = rctx.which("python3")
     if not python:
         fail("rules_torch_export: Model Explorer needs python3 ({}) on PATH to make its venv".format(_WANTED))
-    found = _run(rctx, [python, "-c", "import platform, sys; print('%d.%d' % sys.version_info[:2], platform.machine())"], "python3 --version")
+    found = run_or_fail(rctx, [python, "-c", "import platform, sys; print('%d.%d' % sys.version_info[:2], platform.machine())"], "python3 --version")
     if found != _WANTED:
         fail("rules_torch_export: {} pins Model Explorer's wheels for Python {}, but python3 on PATH is Python {}; put a Python {} first on PATH".format(rctx.attr.lock, _WANTED, found, _WANTED))
     rctx.report_progress("pip install Model Explorer (about 160 MB)")
-    _run(rctx, [python, "-m", "venv", "venv"], "python3 -m venv (for Model Explorer)")
-    _run(rctx, [
-        "venv/bin/python3",
-        "-m",
-        "pip",
-        "install",
-        "--no-deps",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--require-hashes",
-        "--only-binary=:all:",
-        "-r",
-        rctx.path(rctx.attr.lock),
-    ], "pip install of " + str(rctx.attr.lock))
+    make_locked_venv(rctx, python, rctx.attr.lock, "Model Explorer", timeout = 1800)
     rctx.file("python.sh", _LAUNCHER, executable = True)
     rctx.file("toolchain.bzl", _TOOLCHAIN_BZL)
     rctx.file("BUILD", _BUILD)
