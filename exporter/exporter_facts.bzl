@@ -5,62 +5,62 @@ exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit b
 EXPORTER_ACTIONS = {
     "export": {
         "mnemonic": "TorchExport",
-        "worker": True,
+        "worker": "export",
         "remote": True,
     },
     "lower": {
         "mnemonic": "ExecuTorchLower",
-        "worker": True,
+        "worker": "lower",
         "remote": True,
     },
     "etrecord": {
         "mnemonic": "ExecuTorchETRecord",
-        "worker": True,
+        "worker": "lower",
         "remote": True,
     },
     "bundle": {
         "mnemonic": "ModelBundle",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "calibrate": {
         "mnemonic": "CalibrationData",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "quantize": {
         "mnemonic": "TorchQuantize",
-        "worker": True,
+        "worker": "export",
         "remote": True,
     },
     "bundled_program": {
         "mnemonic": "BundledProgram",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "selected_ops": {
         "mnemonic": "ExecuTorchSelectedOps",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "tokenizer": {
         "mnemonic": "TokenizerCheck",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "foundation": {
         "mnemonic": "FoundationWeights",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
     "report": {
         "mnemonic": "ProgramReport",
-        "worker": False,
+        "worker": "",
         "remote": False,
     },
     "dashboard": {
         "mnemonic": "ProgramDashboard",
-        "worker": False,
+        "worker": "",
         "remote": True,
     },
 }

@@ -5,6 +5,8 @@ the rules accept (dtypes, hints, backends, IRs, quantizers, schemes, kernel libr
 import ast
 import importlib
 
+import pytest
+
 from runfiles import Runfiles
 
 from exporter import facts
@@ -28,11 +30,24 @@ def test_the_committed_file_is_current():
 
 def test_the_file_holds_every_action_with_its_mnemonic():
     values = _values()
-    assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": True, "remote": True}
+    assert values["EXPORTER_ACTIONS"]["export"] == {"mnemonic": "TorchExport", "worker": "export", "remote": True}
     assert values["EXPORTER_ACTIONS"]["report"]["remote"] is False  # graphviz is this machine's
     assert values["EXPORTER_ACTIONS"]["etrecord"]["mnemonic"] == "ExecuTorchETRecord"
     assert set(values["EXPORTER_ACTIONS"]) == set(registry.ACTIONS)
     assert values["HINTS"] == ["AUTO", "DYNAMIC", "STATIC"]
+
+
+def test_quantize_and_etrecord_run_in_the_export_and_lowering_workers():
+    actions = _values()["EXPORTER_ACTIONS"]
+    workers = {command: a["worker"] for command, a in actions.items() if a["worker"]}
+    assert workers == {"export": "export", "quantize": "export", "lower": "lower", "etrecord": "lower"}
+
+
+def test_an_action_shares_only_a_worker_that_exists():
+    for host in ("bundle", "no_such_command"):
+        with pytest.raises(ValueError, match="has none of its own"):
+            registry.action("shares", "Shares", worker=host)(object)
+    assert "shares" not in registry.ACTIONS
 
 
 def test_the_defaults_are_the_configs_own():

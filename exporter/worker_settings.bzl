@@ -1,7 +1,8 @@
 """The exporter's persistent-worker settings, read by //toolchain:BUILD.
 
 Exporter actions run in a warm persistent worker (exporter/driver/worker.py) by default, one
-process per mnemonic that takes concurrent requests (a multiplex worker). It speaks Bazel's
+process per worker key that takes concurrent requests (a multiplex worker): TorchExport's runs
+export and quantize, ExecuTorchLower's runs lower and etrecord (actions/registry.py, worker=). It speaks Bazel's
 default worker protocol, protobuf, so no flag is needed; it also understands JSON, for a
 toolchain whose worker_requirements add "requires-worker-protocol": "json" (which Bazel 4.2.3
 allows only with --experimental_worker_allow_json_protocol).

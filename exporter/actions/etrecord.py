@@ -65,11 +65,6 @@ def write(et_program, path):
     atomic.write_bytes(path, normalize(buffer.getvalue()))
 
 
-def warm_up():
-    """A persistent worker's warm-up: the lowering's (this action lowers again)."""
-    lower.warm_up()
-
-
 def run(config):
     """Runs the action for a LowerConfig whose raw JSON also names the program's "pte"."""
     et_program = lower.lowered(config, generate_etrecord=True)[0]

@@ -129,8 +129,9 @@ def _reexport(module, config):
 
 
 def warm_up():
-    """A persistent worker's warm-up: a tiny export, and the quantizer (it imports torchao's PT2E)."""
-    export.warm_up(lambda ep: QUANTIZERS["xnnpack"]("int8_static_per_channel"))
+    """A persistent worker's warm-up, after the export's (quantize runs in the export worker):
+    the quantizer, which imports torchao's PT2E."""
+    QUANTIZERS["xnnpack"]("int8_static_per_channel")
 
 
 def run(config):

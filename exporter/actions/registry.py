@@ -34,8 +34,11 @@ class Action:
     mnemonic   the mnemonic the rule gives the Bazel action (TorchExport, ...)
     module     the module whose run(config) performs it, exporter.actions.<name>
     config     its config class (this module)
-    worker     whether the rule offers the persistent worker; such a module also has warm_up(),
-               which a worker runs once before its first request
+    worker     the command whose persistent worker runs it: its own, another's (sharing one warm
+               process saves a start and torch's import per build), or "" for one-shot only.
+               A worker runs the warm_up() of each module it runs that has one, once, before its
+               first request; Bazel keys the worker by that command's mnemonic
+               (exporter_action.bzl)
     remote     whether a remote executor may run it: False for an action that needs a tool of
                this machine that the remote image lacks (graphviz's dot); the rule marks it
                no-remote-exec
@@ -47,7 +50,7 @@ class Action:
     mnemonic: str
     module: str
     config: type
-    worker: bool
+    worker: str
     remote: bool = True
     torch: bool = True
 
@@ -56,13 +59,20 @@ ACTIONS = {}  # command -> Action, in the order the classes below register them
 
 
 def action(command, mnemonic, module=None, worker=True, remote=True, torch=True):
-    """Class decorator: registers the action `command` (its module defaults to the command)."""
+    """Class decorator: registers the action `command` (its module defaults to the command).
+
+    worker is True for a worker of its own, the command of an action registered before whose
+    worker it shares, or False for none.
+    """
 
     def register(cls):
         if command in ACTIONS:
             raise ValueError(f"two actions named {command!r}")
+        host = command if worker is True else worker or ""
+        if host not in ("", command) and getattr(ACTIONS.get(host), "worker", None) != host:
+            raise ValueError(f"{command!r} shares the worker of {host!r}, which has none of its own")
         module_name = f"exporter.actions.{module or command}"
-        ACTIONS[command] = Action(command, mnemonic, module_name, cls, worker, remote, torch)
+        ACTIONS[command] = Action(command, mnemonic, module_name, cls, host, remote, torch)
         return cls
 
     return register
@@ -196,7 +206,7 @@ def _methods_json(data):
     return data["methods"] if "methods" in data else {"forward": data}
 
 
-@action("etrecord", "ExecuTorchETRecord")  # with raw["pte"], the program to describe
+@action("etrecord", "ExecuTorchETRecord", worker="lower")  # with raw["pte"], the program to describe
 @action("lower", "ExecuTorchLower")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LowerConfig(ActionConfig):
@@ -270,7 +280,7 @@ class CalibrationConfig(ActionConfig):
     kind = "calibration_data"
 
 
-@action("quantize", "TorchQuantize")
+@action("quantize", "TorchQuantize", worker="export")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class QuantizeConfig(ActionConfig):
     """TorchQuantize: .pt2 + calibration batches -> quantized .pt2 (outputs "pt2", "manifest",

@@ -97,9 +97,28 @@ def run_warm_up(ctx, command):
     )
     return marker
 
+def _execution_requirements(toolchain, worker, remote):
+    """An exporter action's execution requirements.
+
+    The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
+    by "worker-key-mnemonic" when set, else by the action's mnemonic); and no-remote-exec for
+    an action that needs a tool of this machine that the remote image lacks (graphviz's dot).
+    """
+    requirements = dict(_SANDBOX_REQUIREMENTS)
+    if worker and toolchain.worker_requirements:
+        requirements.update(toolchain.worker_requirements)
+        requirements["worker-key-mnemonic"] = EXPORTER_ACTIONS[worker]["mnemonic"]
+    if not remote:
+        requirements["no-remote-exec"] = ""
+    return requirements
+
 def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs):
     """`exporter request_command CONFIG` as an action with worker_command's mnemonic and worker."""
     action = EXPORTER_ACTIONS[worker_command]
+
+    # The command whose warm worker runs this action ("" for none): actions that share one
+    # (quantize the export's, etrecord the lowering's) share its key, and so its process.
+    worker = action["worker"]
     toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
     config_file = ctx.actions.declare_file(config_name)
     full_config = dict(config)
@@ -123,7 +142,7 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
     ctx.actions.run(
         executable = toolchain.python,
         # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
-        arguments = [toolchain.exporter_main.path, "--warm=" + worker_command, request],
+        arguments = [toolchain.exporter_main.path, "--warm=" + (worker or worker_command), request],
         inputs = depset([config_file, toolchain.identity], transitive = [inputs]),
         # Tools, not plain inputs: the exporter's own files. Bazel 4.2.3 still reuses a worker
         # after they change, so exporter/driver/worker.py checks its sources before each request.
@@ -137,12 +156,5 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
             PYTHONHASHSEED = "0",
             PYTHONNOUSERSITE = "1",
         ),
-        execution_requirements = dict(
-            _SANDBOX_REQUIREMENTS,
-            **dict(
-                toolchain.worker_requirements if action["worker"] else {},
-                # A tool of this machine that the remote image lacks (graphviz's dot): run here.
-                **({} if action["remote"] else {"no-remote-exec": ""})
-            )
-        ),
+        execution_requirements = _execution_requirements(toolchain, worker, action["remote"]),
     )

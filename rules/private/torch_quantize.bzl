@@ -5,7 +5,7 @@ load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
+load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 # The quantization's defaults (exporter/actions/registry.py's QuantizeConfig). SCHEMES maps each
@@ -80,7 +80,7 @@ torch_quantize = rule(
             providers = [CalibrationDataInfo],
             doc = "The calibration_data a static scheme observes; refused for a dynamic scheme.",
         ),
-    }, **dict(DEADLINE_ATTRS, **warm_up_attrs("quantize"))),
+    }, **DEADLINE_ATTRS),
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )

@@ -13,7 +13,7 @@ exporter_warm_up = rule(
     attrs = {
         "command": attr.string(
             mandatory = True,
-            values = ["lower", "quantize"],
+            values = ["lower"],
             doc = "The exporter command whose worker to warm (an action that waits on others).",
         ),
     },
