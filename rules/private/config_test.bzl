@@ -39,6 +39,8 @@ _CONFIG_ATTRS = {
     "test_label": attr.string(mandatory = True, doc = "The test's label, for messages and the config."),
     "module": attr.string(mandatory = True, doc = "The exporter module whose main(argv) the test runs."),
     "config": attr.output(mandatory = True, doc = "The JSON config the module reads: <name>.config.json."),
+    # A py_test took env; Bazel 4.2.3 gives a Starlark test no such attribute, so the rule has its own.
+    "env": attr.string_dict(doc = "Environment variables to set when the test runs, as a py_test's env."),
     "_exporter_lib": attr.label(default = EXPORTER_LIB, providers = [PyInfo], doc = "The module's library."),
 }
 
@@ -151,7 +153,7 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
     Returns:
       [DefaultInfo] (the launcher, with the config, the files and the interpreter in its
       runfiles), plus GoldenUpdateInfo when golden_files is given, which lists the config if the
-      test has a golden (an update list may name a test without one).
+      test has a golden (an update list may name a test without one), plus the test's env.
     """
     out = ctx.outputs.config
     ctx.actions.write(out, json.encode_indent(config) + "\n")
@@ -168,6 +170,8 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
             configs = depset([out] if ctx.attr.golden_path else []),
             runfiles = ctx.runfiles(files = [out] + golden_files),
         ))
+    if ctx.attr.env:
+        providers.append(testing.TestEnvironment(ctx.attr.env))
     return providers
 
 def config_target_attrs(name, module, kwargs, golden = None, updatable = False):
