@@ -7,7 +7,7 @@
 The package is a user's: a scratch workspace (like examples/consumer) loads the rules of this
 checkout, or of --tree, through local_repository, and its package //bench_scale holds N models,
 each with its own file, shape_spec, torch_model, torch_export, executorch_program and
-numerics_test (which adds two hidden targets: its config and its generated main). For each N, on
+numerics_test (one target that writes its config and launcher). For each N, on
 an output base of its own, it times from outside, with wall clocks:
   first analysis   `bazel build --nobuild` on a server started for it (repositories fetched)
   cached analysis  the same command again

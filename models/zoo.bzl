@@ -44,16 +44,16 @@ load(
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
 # behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
-# config targets (<test>.config) of graph_snapshot_test, numerics_test, program_budget_test and
+# test rules of graph_snapshot_test, numerics_test, program_budget_test and
 # foundation_budget_test, with the attribute naming what each tests. zoo_test fails if it finds
 # no model and no program, so a renamed kind cannot make it pass on nothing.
 _MODEL_KINDS = ["torch_model_rule", "lora_model_rule"]
 _PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule"]
 _FOUNDATION_KIND = "foundation_weights"
-_SNAPSHOT_KIND = "_snapshot_config"
-_NUMERICS_KIND = "_numerics_config"
-_BUDGET_KIND = "_budget_config"
-_FOUNDATION_BUDGET_KIND = "_foundation_budget_config"
+_SNAPSHOT_KIND = "_snapshot_test"
+_NUMERICS_KIND = "_numerics_test"
+_BUDGET_KIND = "_budget_test"
+_FOUNDATION_BUDGET_KIND = "_foundation_budget_test"
 
 def _labels(infos):
     return sorted({str(info.label): True for info in infos}.keys())
@@ -189,8 +189,8 @@ def zoo_package(no_numerics = {}, **kwargs):
         program_dashboard(
             name = "dashboard",
             programs = programs,
-            budgets = [":" + r["name"][:-len(".config")] for r in budgets],
-            numerics = [":" + r["name"][:-len(".config")] for r in numerics],
+            budgets = [":" + r["name"] for r in budgets],
+            numerics = [":" + r["name"] for r in numerics],
             **kwargs
         )
     zoo_rule_test(
@@ -209,12 +209,12 @@ def zoo_package(no_numerics = {}, **kwargs):
         **kwargs
     )
 
-    # <test>.config -> :<test>, for every test with a golden.
+    # Every test with a golden.
     goldens = [r["name"] for r in snapshots] + [r["name"] for r in budgets if r.get("golden_path")]
     if not goldens:
         return  # zoo_test says what to add; graph_snapshot_updates would refuse an empty list
     graph_snapshot_updates(
         name = "update_goldens",
-        tests = sorted([":" + name[:-len(".config")] for name in goldens]),
+        tests = sorted([":" + name for name in goldens]),
         **kwargs
     )

@@ -2,7 +2,7 @@
 
 load("//rules:providers.bzl", "BundledProgramInfo")
 load(":checks.bzl", "number_attr", "parse_tolerance")
-load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _bundled_cases_config_impl(ctx):
@@ -23,7 +23,7 @@ def _bundled_cases_config_impl(ctx):
         files.append(bundle.program.ptd)
     return write_test_config(ctx, config, files)
 
-_bundled_cases_config = rule(
+_bundled_cases_test = config_test_rule(
     implementation = _bundled_cases_config_impl,
     doc = "Writes the JSON config that exporter/checks/bundled_cases.py reads (set up by bundled_program_test).",
     attrs = config_test_attrs({
@@ -47,12 +47,11 @@ def bundled_program_test(name, bundle, rtol = None, atol = None, **kwargs):
       rtol: relative tolerance (a number or a string such as "1e-3"); default as numerics_test's:
         1e-4 for the portable runtime, 1e-3 with XNNPACK.
       atol: absolute tolerance; default 1e-5 portable, 1e-4 with XNNPACK.
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
-    _bundled_cases_config(
+    _bundled_cases_test(
         bundle = bundle,
         rtol = number_attr(rtol),
         atol = number_attr(atol),
-        **config_target_attrs(name, kwargs)
+        **config_target_attrs(name, EXPORTER_MODULES["bundled_cases"], kwargs)
     )
-    config_test(name, module = EXPORTER_MODULES["bundled_cases"], **kwargs)

@@ -1,38 +1,55 @@
-"""The shape that numerics_test, program_budget_test, graph_snapshot_test and bundled_program_test share.
+"""The shape that numerics_test, program_budget_test, graph_snapshot_test and the other tests share.
 
-Each of these macros declares two targets:
+Each of these macros declares one test target, `<name>`, of a Starlark test rule that:
 
-- `<name>.config`, a rule that checks the test's attributes at analysis time (a bad one fails
-  the build with one line naming `<name>`, not `<name>.config`) and writes the JSON config
-  `<name>.config.json` that the test runner reads;
-- `<name>`, a py_test whose main runs the runner (an exporter module) on that config; with a
-  golden, also `<name>.update` and its alias `<name>_update`, which rewrite the golden.
+- checks the test's attributes at analysis time (a bad one fails the build with one line naming
+  `<name>`);
+- writes the JSON config `<name>.config.json` that the test runner (an exporter module) reads;
+- writes `<name>`, a shell launcher that starts the registered Python toolchain's interpreter on
+  `<module>.main(["<name>.config.json"])`, with the import path a py_test's stub would set.
+
+With a golden, the macro also declares `<name>.update` and its alias `<name>_update`, a
+py_binary that rewrites the golden from the config (it takes `:<name>.config.json` as data).
+One Starlark test instead of a config rule plus a native py_test saves a target and two actions
+per test: 6 actions (its 2 writes, and Bazel's runfiles manifest, tree, middleman and test run)
+where there were 8 (README, "Scale").
 
 The pieces, used in this order by each rule's .bzl file:
 
-    _my_config = rule(
-        implementation = _my_config_impl,   # ends with: return write_test_config(ctx, {...}, files)
+    _my_test = config_test_rule(
+        implementation = _my_test_impl,   # ends with: return write_test_config(ctx, {...}, files)
+        doc = "...",
         attrs = config_test_attrs({...the rule's own attrs...}),
     )
 
     def my_test(name, program, **kwargs):
-        _my_config(program = program, **config_target_attrs(name, kwargs))
-        config_test(name, module = EXPORTER_MODULES["my_check"], **kwargs)
+        _my_test(program = program, **config_target_attrs(name, EXPORTER_MODULES["my_check"], kwargs))
+        config_test_update(name, golden = None, kwargs = kwargs)
 """
 
 load("//rules:providers.bzl", "golden_update_info")
 load(":checks.bzl", "macro_label", "message_prefix")
-load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
+load(":exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
 
-# The attributes every config rule has, set by config_target_attrs.
+# The toolchain whose py3_runtime runs py_test and py_binary (toolchain/BUILD: venv_py3_runtime):
+# the tests run on the same interpreter.
+_PYTHON_TOOLCHAIN = "@bazel_tools//tools/python:toolchain_type"
+
+# The attributes every config test rule has, set by config_target_attrs.
 _CONFIG_ATTRS = {
-    "test_label": attr.string(mandatory = True, doc = "The test's label, for messages."),
+    "test_label": attr.string(mandatory = True, doc = "The test's label, for messages and the config."),
+    "module": attr.string(mandatory = True, doc = "The exporter module whose main(argv) the test runs."),
+    "config": attr.output(mandatory = True, doc = "The JSON config the module reads: <name>.config.json."),
+    # A py_test took env; Bazel 4.2.3 gives a Starlark test no such attribute, so the rule has its own.
+    "env": attr.string_dict(doc = "Environment variables to set when the test runs, as a py_test's env (values as given, no $(location))."),
+    "_exporter_lib": attr.label(default = EXPORTER_LIB, providers = [PyInfo], doc = "The module's library."),
 }
 
-# The attributes of a config rule whose test compares with a golden; config_target_attrs sets
-# them when called with updatable = True.
+# The attributes of a config test rule that compares with a golden; config_target_attrs sets them
+# when called with updatable = True.
 GOLDEN_ATTRS = {
     "golden_path": attr.string(doc = "The golden's workspace-relative path, or empty for none."),
+    "golden_file": attr.label_list(allow_files = True, doc = "The golden if it exists: a glob that may be empty, so that a missing golden is the test's failure (with the fix), not a load error."),
     "update_target": attr.string(mandatory = True, doc = "The label of the .update binary."),
 }
 
@@ -44,29 +61,89 @@ TOLERANCE_ATTRS = {
 }
 
 def config_test_attrs(attrs, *shared):
-    """The attrs of a config rule.
+    """The attrs of a config test rule.
 
     Args:
       attrs: the rule's own attrs.
       *shared: dicts of attrs that several config rules share: GOLDEN_ATTRS, TOLERANCE_ATTRS.
 
     Returns:
-      A dict: `attrs`, every `shared` dict and test_label.
+      A dict: `attrs`, every `shared` dict, and the attrs every config test rule has.
     """
     result = dict(attrs)
     for more in list(shared) + [_CONFIG_ATTRS]:
         result.update(more)
     return result
 
+def config_test_rule(implementation, doc, attrs):
+    """A test rule (its name must end in _test) whose implementation ends with write_test_config."""
+    return rule(
+        implementation = implementation,
+        doc = doc,
+        attrs = attrs,
+        test = True,
+        toolchains = [_PYTHON_TOOLCHAIN],
+    )
+
 def test_prefix(kind, ctx):
     """The start of a config rule's failure messages: "<kind> <the test's label>: "."""
     return message_prefix(kind, ctx.attr.test_label)
 
+# The test's executable. It finds its runfiles as a py_test's stub does, puts the same folders on
+# the import path (the exporter library's import roots, then every repository in the runfiles),
+# and runs the module's main on the config from the working directory Bazel gives (the main
+# repository's runfiles folder, which the config's paths are relative to). -c leaves '' first on
+# sys.path; the stub's sys.path[0] is its script's folder, so the command drops it.
+_LAUNCHER = """#!/usr/bin/env bash
+# Generated by rules_torch_export: runs {module}.main for {label}.
+set -eu
+if [ -n "${{RUNFILES_DIR:-}}" ]; then
+  runfiles="$RUNFILES_DIR"
+elif [ -n "${{TEST_SRCDIR:-}}" ]; then
+  runfiles="$TEST_SRCDIR"
+else
+  runfiles="$0.runfiles"
+fi
+runfiles="$(cd "$runfiles" && pwd)"
+path={imports}
+for repository in "$runfiles"/*/; do
+  path="$path:${{repository%/}}"
+done
+export RUNFILES_DIR="$runfiles"
+export PYTHONPATH="$path${{PYTHONPATH:+:$PYTHONPATH}}"
+exec {interpreter} -c 'import sys; del sys.path[0]; from {module} import main; sys.exit(main(sys.argv[1:]))' '{config}' "$@"
+"""
+
+def _runfiles_path(ctx, short_path):
+    """A File's path under the runfiles folder, from its short_path ("../repo/x" in another repository)."""
+    return short_path[len("../"):] if short_path.startswith("../") else ctx.workspace_name + "/" + short_path
+
+def _write_launcher(ctx):
+    """Writes the test's launcher; returns it and the runfiles it needs (interpreter, exporter library)."""
+    runtime = ctx.toolchains[_PYTHON_TOOLCHAIN].py3_runtime
+    if runtime.interpreter:
+        interpreter = '"$runfiles/{}"'.format(_runfiles_path(ctx, runtime.interpreter.short_path))
+        interpreter_files = depset([runtime.interpreter], transitive = [runtime.files])
+    else:
+        interpreter, interpreter_files = "'{}'".format(runtime.interpreter_path), runtime.files
+    library = ctx.attr._exporter_lib
+    imports = ['"$runfiles/{}"'.format(i) for i in library[PyInfo].imports.to_list()]
+    launcher = ctx.actions.declare_file(ctx.label.name)
+    ctx.actions.write(launcher, _LAUNCHER.format(
+        module = ctx.attr.module,
+        label = ctx.attr.test_label,
+        imports = ":".join(imports) if imports else '""',
+        interpreter = interpreter,
+        config = ctx.outputs.config.short_path,
+    ), is_executable = True)
+    runfiles = ctx.runfiles(files = [launcher], transitive_files = interpreter_files)
+    return launcher, runfiles.merge(library[DefaultInfo].default_runfiles)
+
 def write_test_config(ctx, config, files = [], transitive_files = None, golden_files = None, runfiles = None):
-    """Writes `config` as <target name>.json; returns the config rule's providers.
+    """Writes `config` as <name>.config.json and the launcher; returns the test rule's providers.
 
     Args:
-      ctx: the config rule's context.
+      ctx: the config test rule's context.
       config: the dict the test runner reads.
       files: the Files the runner reads (programs, manifests, goldens' inputs).
       transitive_files: a depset of more such Files, or None.
@@ -75,15 +152,18 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
       runfiles: more runfiles the runner needs (a binary it starts, with its libraries), or None.
 
     Returns:
-      [DefaultInfo] (the config, with the files in its runfiles), plus GoldenUpdateInfo when
-      golden_files is given, which lists the config if the test has a golden (an update list
-      may name a test without one).
+      [DefaultInfo] (the launcher, with the config, the files and the interpreter in its
+      runfiles), plus GoldenUpdateInfo when golden_files is given, which lists the config if the
+      test has a golden (an update list may name a test without one), plus the test's env.
     """
-    out = ctx.actions.declare_file(ctx.label.name + ".json")
+    out = ctx.outputs.config
     ctx.actions.write(out, json.encode_indent(config) + "\n")
-    own = ctx.runfiles(files = [out] + files, transitive_files = transitive_files)
+    launcher, launch = _write_launcher(ctx)
+    golden = getattr(ctx.files, "golden_file", [])
+    own = ctx.runfiles(files = [out] + files + golden, transitive_files = transitive_files).merge(launch)
     providers = [DefaultInfo(
-        files = depset([out]),
+        executable = launcher,
+        files = depset([launcher, out]),
         runfiles = own.merge(runfiles) if runfiles else own,
     )]
     if golden_files != None:
@@ -91,64 +171,62 @@ def write_test_config(ctx, config, files = [], transitive_files = None, golden_f
             configs = depset([out] if ctx.attr.golden_path else []),
             runfiles = ctx.runfiles(files = [out] + golden_files),
         ))
+    if ctx.attr.env:
+        providers.append(testing.TestEnvironment(ctx.attr.env))
     return providers
 
-def config_target_attrs(name, kwargs, golden = None, updatable = False):
-    """The attributes a macro gives its config target, besides the rule's own.
-
-    Args:
-      name: the test's name; the config target is `<name>.config`.
-      kwargs: the macro's **kwargs; the config takes their tags ("manual" keeps a deliberately
-        bad test's config out of //... too).
-      golden: the golden's file name in this package, or None.
-      updatable: whether the rule has GOLDEN_ATTRS.
-
-    Returns:
-      A dict of keyword arguments for the config rule.
-    """
-    attrs = {
-        "name": name + ".config",
-        "test_label": macro_label(name),
-        "tags": kwargs.get("tags"),
-        "visibility": ["//visibility:private"],
-    }
-    if updatable:
-        package = native.package_name()
-        attrs["golden_path"] = (package + "/" + golden if package else golden) if golden else ""
-        attrs["update_target"] = macro_label(name + ".update")
-    return attrs
-
-def config_test(name, module, golden = None, **kwargs):
-    """Declares the py_test `name` running `<module>.main` on `:<name>.config`.
-
-    With `golden`, also declares `<name>.update`, a py_binary running exporter.checks.golden --update
-    on the config, and the alias `<name>_update` to it; both get the test's tags.
+def config_target_attrs(name, module, kwargs, golden = None, updatable = False):
+    """The attributes a macro gives its config test rule, besides the rule's own.
 
     Args:
       name: the test's name.
       module: the exporter module the test runs, e.g. EXPORTER_MODULES["budget"].
-      golden: the golden file, relative to the package; None for none.
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      kwargs: the macro's **kwargs (tags, size, timeout, visibility, ...), given to the test.
+      golden: the golden's file name in this package, or None.
+      updatable: whether the rule has GOLDEN_ATTRS.
+
+    Returns:
+      A dict of keyword arguments for the config test rule.
     """
-    config = ":{}.config".format(name)
+    attrs = dict(kwargs)
+    attrs.update({
+        "name": name,
+        "module": module,
+        "config": name + ".config.json",
+        "test_label": macro_label(name),
+        # Not testonly, as the config was before: a program_dashboard (not a test) reads the
+        # config, and the .update binary runs from the test's runfiles.
+        "testonly": kwargs.get("testonly", False),
+    })
+    if updatable:
+        package = native.package_name()
+        attrs["golden_path"] = (package + "/" + golden if package else golden) if golden else ""
+        attrs["golden_file"] = native.glob([golden], allow_empty = True) if golden else []
+        attrs["update_target"] = macro_label(name + ".update")
+    return attrs
+
+def config_test_update(name, golden, kwargs):
+    """With `golden`, declares `<name>.update` and its alias `<name>_update`.
+
+    `<name>.update` is a py_binary running exporter.checks.golden --update on the test's config,
+    from the test's runfiles (the programs the golden is made of); both get the test's tags.
+
+    Args:
+      name: the test's name.
+      golden: the golden file, relative to the package; None for none (then nothing is declared).
+      kwargs: the macro's **kwargs, for their tags.
+    """
+    if not golden:
+        return
+    config = ":{}.config.json".format(name)
+    update = name + ".update"
     exporter_py(
-        native.py_test,
-        name = name,
-        module = module,
-        # A glob that may be empty, so that a missing golden is the test's failure (with the fix),
-        # not a load error.
-        data = [config] + (native.glob([golden], allow_empty = True) if golden else []),
-        args = ["$(rootpath {})".format(config)],
-        **kwargs
+        native.py_binary,
+        name = update,
+        module = EXPORTER_MODULES["golden"],
+        data = [":" + name, config],
+        args = ["--update", "$(rootpath {})".format(config)],
+        tags = kwargs.get("tags"),
+        testonly = kwargs.get("testonly"),
     )
-    if golden:
-        update = name + ".update"
-        exporter_py(
-            native.py_binary,
-            name = update,
-            module = EXPORTER_MODULES["golden"],
-            data = [config],
-            args = ["--update", "$(rootpath {})".format(config)],
-            tags = kwargs.get("tags"),
-        )
-        native.alias(name = name + "_update", actual = ":" + update, tags = kwargs.get("tags"))
+    native.alias(name = name + "_update", actual = ":" + update, tags = kwargs.get("tags"), testonly = kwargs.get("testonly"))

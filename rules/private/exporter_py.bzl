@@ -1,9 +1,12 @@
-"""exporter_py: a py_test or py_binary whose main runs an exporter module.
+"""exporter_py: a py_binary whose main runs an exporter module.
 
-py_test needs its main among its own srcs; a generated one-line script (py_entry) keeps the real
-code in //exporter, where the toolchain's tests cover it, and needs no exports_files there. There
-is one script per module (rules/private/BUILD declares them), shared by every test that runs it:
-one per test would add a target and an action to each (bench/scale.py measures what they cost).
+A py_binary needs its main among its own srcs; a generated one-line script (py_entry) keeps the
+real code in //exporter, where the toolchain's tests cover it, and needs no exports_files there.
+There is one script per module (rules/private/BUILD declares them), shared by every binary that
+runs it (a golden's .update, graph_snapshot_updates, pte_inspect, the benchmark and profile
+runners). The tests do not use it: each is one Starlark test rule whose own launcher runs the
+module (config_test.bzl), since a native py_test costs a target's worth of Bazel's own actions
+per test (bench/scale.py measures what they cost).
 """
 
 load("//exporter:exporter_facts.bzl", _EXPORTER_MODULES = "EXPORTER_MODULES")
@@ -43,10 +46,10 @@ def entry_name(module):
     return "main_" + module.replace(".", "_") + ".py"
 
 def exporter_py(rule, name, module, data, args, **kwargs):
-    """Declares a py_test or py_binary whose main runs `<module>.main(args)`.
+    """Declares a py_binary (or py_test) whose main runs `<module>.main(args)`.
 
     Args:
-      rule: native.py_test or native.py_binary.
+      rule: native.py_binary (or native.py_test).
       name: the target's name.
       module: the exporter module to run, e.g. "exporter.checks.golden".
       data: the files the module reads (configs, programs, goldens).

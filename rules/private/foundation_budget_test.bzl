@@ -3,7 +3,7 @@ weights, against the same programs stand-alone (exporter/checks/shared_budget.py
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo")
 load(":checks.bzl", "number_attr", "parse_number")
-load(":config_test.bzl", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _models(program):
@@ -50,7 +50,7 @@ def _config_impl(ctx):
     }
     return write_test_config(ctx, config, files)
 
-_foundation_budget_config = rule(
+_foundation_budget_test = config_test_rule(
     implementation = _config_impl,
     doc = "Checks a foundation_budget_test's programs and writes the JSON config exporter/checks/shared_budget.py reads.",
     attrs = config_test_attrs({
@@ -77,19 +77,18 @@ def foundation_budget_test(name, foundation, programs, max_ratio, **kwargs):
       programs: {program built with foundation = <foundation> (or the foundation's own program):
         the stand-alone program of the same model}, in the order to add them.
       max_ratio: the largest shipped / stand-alone ratio to accept, a number in (0, 1], e.g. 0.5.
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
     alone = []  # a label_list takes each label once; the rule says if two programs share one
     for label in programs.values():
         if label not in alone:
             alone.append(label)
-    _foundation_budget_config(
+    kwargs.setdefault("size", "small")  # it reads file sizes
+    _foundation_budget_test(
         foundation = foundation,
         programs = list(programs.keys()),
         standalone = alone,
         standalone_index = [alone.index(label) for label in programs.values()],
         max_ratio = number_attr(max_ratio),
-        **config_target_attrs(name, kwargs)
+        **config_target_attrs(name, EXPORTER_MODULES["shared_budget"], kwargs)
     )
-    kwargs.setdefault("size", "small")  # it reads file sizes
-    config_test(name, module = EXPORTER_MODULES["shared_budget"], **kwargs)

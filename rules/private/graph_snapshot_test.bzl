@@ -6,7 +6,7 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
 load(":checks.bzl", "macro_label")
-load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "write_test_config")
+load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS")
 
@@ -32,7 +32,7 @@ def _snapshot_config_impl(ctx):
     dot_files = [ctx.file._dot, ctx.file._dot_version] + ctx.attr._dot_files.files.to_list()
     return write_test_config(ctx, config, [exported.pt2] + extra + dot_files, golden_files = [exported.pt2] + extra)
 
-_snapshot_config = rule(
+_snapshot_test = config_test_rule(
     implementation = _snapshot_config_impl,
     doc = "Writes the JSON config that exporter/checks/golden.py reads (set up by graph_snapshot_test).",
     attrs = config_test_attrs({
@@ -52,16 +52,16 @@ def graph_snapshot_test(name, golden, exported = None, program = None, **kwargs)
       golden: the golden file, relative to this package, e.g. "resnet.graph.txt".
       exported: a torch_export target; its graph is snapshotted.
       program: an executorch_program target; its graph and execution plan are snapshotted.
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
     if (exported == None) == (program == None):
         fail("graph_snapshot_test {}: set exactly one of exported = \":<torch_export>\" or program = \":<executorch_program>\"".format(macro_label(name)))
-    _snapshot_config(
+    _snapshot_test(
         exported = exported,
         program = program,
-        **config_target_attrs(name, kwargs, golden = golden, updatable = True)
+        **config_target_attrs(name, EXPORTER_MODULES["golden"], kwargs, golden = golden, updatable = True)
     )
-    config_test(name, module = EXPORTER_MODULES["golden"], golden = golden, **kwargs)
+    config_test_update(name, golden, kwargs)
 
 def _golden_list_impl(ctx):
     infos = [dep[GoldenUpdateInfo] for dep in ctx.attr.goldens]
@@ -112,7 +112,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
     goldens = name + ".goldens"
     _golden_list(
         name = goldens,
-        goldens = [_with_suffix(t, ".config") for t in tests] + [_with_suffix(u, ".goldens") for u in updates],
+        goldens = [_with_suffix(t, "") for t in tests] + [_with_suffix(u, ".goldens") for u in updates],
         visibility = ["//visibility:public"],
     )
     exporter_py(

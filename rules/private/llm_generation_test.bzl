@@ -4,7 +4,7 @@ runner and in the native runner (exporter/checks/generation.py)."""
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":config_entries.bzl", "model_config")
-load(":config_test.bzl", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
@@ -40,13 +40,13 @@ def _generation_config_impl(ctx):
     files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ([program.ptd] if program.ptd else [])
     runners = ctx.attr.native_runner[DefaultInfo].default_runfiles
     if ctx.attr.arm64_runner:
-        launcher = ctx.actions.declare_file(ctx.label.name + ".arm64_runner")
+        launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
         arm64, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
         runners = runners.merge(arm64)
         config["arm64_runner"] = launcher.short_path
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
-_generation_config = rule(
+_generation_test = config_test_rule(
     implementation = _generation_config_impl,
     doc = "Writes the JSON config that exporter/checks/generation.py reads (set up by llm_generation_test).",
     attrs = config_test_attrs({
@@ -80,15 +80,14 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       native_runner: the native runner; default //native:et_runner.
       arm64: also generate in native_runner built for arm64 Linux, under qemu, once per prompt
         (no tokens/s: the speed is emulated); docs/native.md, "arm64".
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
-    _generation_config(
+    _generation_test(
         program = program,
         tokenizer = tokenizer,
         prompts = prompts,
         max_new_tokens = max_new_tokens,
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
-        **config_target_attrs(name, kwargs)
+        **config_target_attrs(name, EXPORTER_MODULES["generation"], kwargs)
     )
-    config_test(name, module = EXPORTER_MODULES["generation"], **kwargs)

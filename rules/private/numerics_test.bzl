@@ -5,7 +5,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "T
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load(":config_entries.bzl", "exported_config", "model_config")
-load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
@@ -150,12 +150,12 @@ def _arm64_runner(ctx, config):
     Returns:
       The launcher's runfiles (the aarch64 ELF and its libraries with it).
     """
-    launcher = ctx.actions.declare_file(ctx.label.name + ".arm64_runner")
+    launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
     runfiles, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
     config["arm64_runner"] = launcher.short_path
     return runfiles
 
-_numerics_config = rule(
+_numerics_test = config_test_rule(
     implementation = _numerics_config_impl,
     doc = "Writes the JSON config that exporter/checks/numerics.py reads (set up by numerics_test).",
     attrs = config_test_attrs({
@@ -237,10 +237,10 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
       arm64_inputs: with "arm64" in runtimes, the only cases the arm64 run takes, as
         {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
         emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
-    _numerics_config(
+    _numerics_test(
         program = program,
         model = model,
         reference = "program" if named else reference,
@@ -256,6 +256,5 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
         arm64_inputs_json = json.encode(arm64_inputs),
-        **config_target_attrs(name, kwargs)
+        **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs)
     )
-    config_test(name, module = EXPORTER_MODULES["steps" if steps else "numerics"], **kwargs)

@@ -3,7 +3,7 @@
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load(":byte_sizes.bzl", "parse_percent", "parse_size")
 load(":checks.bzl", "check_method")
-load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test", "config_test_attrs", "test_prefix", "write_test_config")
+load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _size(where, attr, value):
@@ -67,7 +67,7 @@ def _budget_config_impl(ctx):
     files = [program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
     return write_test_config(ctx, config, files, golden_files = [program.manifest])
 
-_budget_config = rule(
+_budget_test = config_test_rule(
     implementation = _budget_config_impl,
     doc = "Checks a program_budget_test's limits and writes the JSON config exporter/checks/budget.py reads.",
     attrs = config_test_attrs({
@@ -109,7 +109,7 @@ def program_budget_test(
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
-      **kwargs: passed to the py_test (tags, size, timeout, ...).
+      **kwargs: passed to the test (tags, size, timeout, ...).
     """
     limits = {
         "max_pte_bytes": max_pte_bytes,
@@ -117,10 +117,10 @@ def program_budget_test(
         "max_planned_bytes": max_planned_bytes,
         "max_growth_percent": max_growth_percent,
     }
-    _budget_config(
+    kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
+    _budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
-        **config_target_attrs(name, kwargs, golden = golden, updatable = True)
+        **config_target_attrs(name, EXPORTER_MODULES["budget"], kwargs, golden = golden, updatable = True)
     )
-    kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
-    config_test(name, module = EXPORTER_MODULES["budget"], golden = golden, **kwargs)
+    config_test_update(name, golden, kwargs)

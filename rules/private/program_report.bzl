@@ -145,15 +145,15 @@ _program_dashboard = rule(
     doc = "Writes <name>.html, one page across programs (set up by program_dashboard).",
     attrs = dict(DEADLINE_ATTRS, **{
         "programs": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs to show."),
-        "budgets": attr.label_list(doc = "The program_budget_tests' config targets (<test>.config)."),
-        "numerics": attr.label_list(doc = "The numerics_tests' config targets (<test>.config)."),
+        "budgets": attr.label_list(allow_files = [".json"], doc = "The program_budget_tests' configs (<test>.config.json)."),
+        "numerics": attr.label_list(allow_files = [".json"], doc = "The numerics_tests' configs (<test>.config.json)."),
         "dashboards": attr.label_list(providers = [ProgramDashboardInfo], doc = "Other program_dashboards to include."),
     }),
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
 def _configs(tests):
-    return [t + ".config" if ":" in t or t.startswith("//") else ":" + t + ".config" for t in tests]
+    return [t + ".config.json" if ":" in t or t.startswith("//") else ":" + t + ".config.json" for t in tests]
 
 def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboards = [], **kwargs):
     """One page across programs: `<name>.html`, linking each program's report.

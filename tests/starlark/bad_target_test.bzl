@@ -26,7 +26,7 @@ def bad_target_test(name, target, needles, label = None):
       target: ":name" of the bad target in this package; tag it manual.
       needles: fragments the failure message must contain, besides the target's label.
       label: the label the message must name, when a macro's inner target fails in the name
-        of the macro's target (":x.config" for the test ":x"); default: target's own.
+        of the macro's target; default: target's own.
     """
     label = label or "//{}:{}".format(native.package_name(), target.lstrip(":"))
     _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)

@@ -1,6 +1,6 @@
 """config_field_test: an analysis test of one field of the JSON config a rule writes.
 
-Reads the content of the target's ctx.actions.write of <target name>.json, in-process with
+Reads the content of the target's ctx.actions.write of <target name>.config.json, in-process with
 skylib's analysistest, so no action runs.
 """
 
@@ -12,9 +12,9 @@ def _config_field_test_impl(ctx):
     written = [
         action
         for action in analysistest.target_actions(env)
-        if action.mnemonic == "FileWrite" and [f for f in action.outputs.to_list() if f.basename == target.label.name + ".json"]
+        if action.mnemonic == "FileWrite" and [f for f in action.outputs.to_list() if f.basename == target.label.name + ".config.json"]
     ]
-    asserts.equals(env, 1, len(written), "actions that write {}.json".format(target.label.name))
+    asserts.equals(env, 1, len(written), "actions that write {}.config.json".format(target.label.name))
     if written:
         config = json.decode(written[0].content)
         asserts.equals(env, json.decode(ctx.attr.expected_json), config.get(ctx.attr.field), "config field " + repr(ctx.attr.field))
@@ -29,11 +29,11 @@ _config_field_test = analysistest.make(
 )
 
 def config_field_test(name, target, field, expected):
-    """Tests that the JSON config `target` writes (<target name>.json) has `field` = `expected`.
+    """Tests that the JSON config test `target` writes (<target name>.config.json) has `field` = `expected`.
 
     Args:
       name: the test's name.
-      target: the label of the config target, e.g. ":x_numerics_test.config"; tag it manual.
+      target: the label of the test, e.g. ":x_numerics_test"; tag it manual.
       field: a top-level key of the config, e.g. "method".
       expected: its value (any JSON value).
     """

@@ -324,12 +324,17 @@ def _rule_params(module, call, where):
     return params
 
 
+# What defines a rule: rule() itself, and config_test.bzl's config_test_rule(), which calls it
+# with test = True and the Python toolchain.
+RULE_FUNCTIONS = ("rule", "config_test_rule")
+
+
 def _rule_calls(module, function):
     """Calls in a macro's body of rules defined in the same module: (rule name, call)."""
     found = []
     for node in ast.walk(function):
         name = _call_name(node)
-        if name in module.assigns and _call_name(module.assigns[name].value) == "rule":
+        if name in module.assigns and _call_name(module.assigns[name].value) in RULE_FUNCTIONS:
             found.append((name, node))
     return found
 

@@ -19,11 +19,11 @@ def bad_bundle_test(name, needles, program, **attrs):
     bad_target_test(name = name + "_test", needles = ["bundled_program "] + needles, target = ":" + name)
 
 def bad_bundle_check_test(name, needles, bundle, **attrs):
-    """The same for a bundled_program_test, whose message names the test (not its .config)."""
+    """The same for a bundled_program_test, whose message names the test."""
     bundled_program_test(name = name, bundle = bundle, tags = ["manual"], **attrs)
     bad_target_test(
         name = name + "_test",
         label = "//{}:{}".format(native.package_name(), name),
         needles = ["bundled_program_test "] + needles,
-        target = ":{}.config".format(name),
+        target = ":" + name,
     )

@@ -6,8 +6,8 @@ load("//tests/starlark:bad_target_test.bzl", "bad_target_test")
 def bad_budget_test(name, needles, program, **attrs):
     """Declares a bad program_budget_test `name` (manual) and `<name>_test`, which checks it.
 
-    The test checks that the budget's config fails analysis with a message that names `name`
-    (not `name.config`) and holds every needle.
+    The test checks that the budget fails analysis with a message that names `name` and holds
+    every needle.
 
     Args:
       name: the bad test's name.
@@ -20,5 +20,5 @@ def bad_budget_test(name, needles, program, **attrs):
         name = name + "_test",
         label = "//{}:{}".format(native.package_name(), name),
         needles = ["program_budget_test "] + needles,
-        target = ":{}.config".format(name),
+        target = ":" + name,
     )
