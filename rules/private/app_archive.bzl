@@ -1,11 +1,7 @@
 """app_archive: an app, its shared libraries and its data as one .tar.gz that runs where unpacked."""
 
 load(":arm64_binary.bzl", "Arm64BinaryInfo")
-
-def _rlocation(ctx, f):
-    """The path of f under a runfiles root: <workspace>/<path>, or <repository>/<path>."""
-    short = f.short_path
-    return short[len("../"):] if short.startswith("../") else ctx.workspace_name + "/" + short
+load(":runfiles.bzl", "rlocation")
 
 def _app_archive_impl(ctx):
     target = ctx.attr.binary
@@ -16,14 +12,14 @@ def _app_archive_impl(ctx):
     if binary == None:
         fail("app_archive {}: binary {} is not executable; give a cc_binary or an arm64_binary".format(ctx.label, target.label))
     top = binary.basename + ".runfiles/"
-    files = {top + _rlocation(ctx, f): f for f in runfiles.files.to_list()}
+    files = {top + rlocation(ctx, f): f for f in runfiles.files.to_list()}
     for entry in runfiles.symlinks.to_list():
         files[top + ctx.workspace_name + "/" + entry.path] = entry.target_file
     for entry in runfiles.root_symlinks.to_list():
         files[top + entry.path] = entry.target_file
     manifest = ctx.actions.declare_file(ctx.label.name + ".manifest.json")
     ctx.actions.write(manifest, json.encode({
-        "entry": [binary.basename, top + _rlocation(ctx, binary)],
+        "entry": [binary.basename, top + rlocation(ctx, binary)],
         "files": [[path, f.path] for path, f in sorted(files.items())],
     }))
     out = ctx.actions.declare_file(ctx.label.name + ".tar.gz")

@@ -6,6 +6,8 @@ wherever the rule itself is built, so a host-side test can depend on an arm64 bi
 `arm64_launcher` writes the script that runs it.
 """
 
+load(":runfiles.bzl", "rlocation")
+
 _LINUX_AARCH64 = str(Label("//platforms:linux_aarch64"))
 _CROSSTOOL = str(Label("//toolchain/cc:suite"))
 
@@ -87,11 +89,6 @@ fi
 exec qemu-aarch64-static -cpu "${{QEMU_CPU:-max,sme=off}}" -L "$sysroot" "$elf" "$@"
 """
 
-def _rlocation(ctx, f):
-    """The path of f under a runfiles root."""
-    short = f.short_path
-    return short[len("../"):] if short.startswith("../") else ctx.workspace_name + "/" + short
-
 def _renamed(ctx, elf, runfiles):
     """runfiles with the ELF at <its path>.aarch64 instead of its own path.
 
@@ -100,7 +97,7 @@ def _renamed(ctx, elf, runfiles):
     its libraries there.
     """
     root_symlinks = {entry.path: entry.target_file for entry in runfiles.root_symlinks.to_list()}
-    root_symlinks[_rlocation(ctx, elf) + ".aarch64"] = elf
+    root_symlinks[rlocation(ctx, elf) + ".aarch64"] = elf
     return ctx.runfiles(
         files = [f for f in runfiles.files.to_list() if f != elf],
         symlinks = {entry.path: entry.target_file for entry in runfiles.symlinks.to_list()},
@@ -127,8 +124,8 @@ def arm64_launcher(ctx, target, launcher):
     ctx.actions.write(launcher, _LAUNCHER.format(
         label = ctx.label,
         elf_label = target.label,
-        self = _rlocation(ctx, launcher),
-        elf = _rlocation(ctx, elf) + ".aarch64",
+        self = rlocation(ctx, launcher),
+        elf = rlocation(ctx, elf) + ".aarch64",
     ), is_executable = True)
     runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))
     return runfiles, Arm64BinaryInfo(binary = elf, runfiles = own)

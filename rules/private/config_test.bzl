@@ -30,6 +30,7 @@ The pieces, used in this order by each rule's .bzl file:
 load("//rules:providers.bzl", "golden_update_info")
 load(":checks.bzl", "macro_label", "message_prefix")
 load(":exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
+load(":runfiles.bzl", "rlocation")
 
 # The toolchain whose py3_runtime runs py_test and py_binary (toolchain/BUILD: venv_py3_runtime):
 # the tests run on the same interpreter.
@@ -114,15 +115,11 @@ export PYTHONPATH="$path${{PYTHONPATH:+:$PYTHONPATH}}"
 exec {interpreter} -c 'import sys; del sys.path[0]; from {module} import main; sys.exit(main(sys.argv[1:]))' '{config}' "$@"
 """
 
-def _runfiles_path(ctx, short_path):
-    """A File's path under the runfiles folder, from its short_path ("../repo/x" in another repository)."""
-    return short_path[len("../"):] if short_path.startswith("../") else ctx.workspace_name + "/" + short_path
-
 def _write_launcher(ctx):
     """Writes the test's launcher; returns it and the runfiles it needs (interpreter, exporter library)."""
     runtime = ctx.toolchains[_PYTHON_TOOLCHAIN].py3_runtime
     if runtime.interpreter:
-        interpreter = '"$runfiles/{}"'.format(_runfiles_path(ctx, runtime.interpreter.short_path))
+        interpreter = '"$runfiles/{}"'.format(rlocation(ctx, runtime.interpreter))
         interpreter_files = depset([runtime.interpreter], transitive = [runtime.files])
     else:
         interpreter, interpreter_files = "'{}'".format(runtime.interpreter_path), runtime.files

@@ -6,6 +6,7 @@ is fetched only when someone builds it by name, never by `bazel build //...` nor
 on the program, so the program's outputs stay as they are."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load(":runfiles.bzl", "rlocation")
 
 # A string, as rule(toolchains = ...) takes in Bazel 4.2.3, resolved in this repository.
 _EXPLORER_TOOLCHAIN_TYPE = str(Label("//tools/explorer:toolchain_type"))
@@ -26,11 +27,6 @@ fi
 exec "$root/{python}" "$root/{explore}" "{label}" "$root/{pte}" "$@"
 """
 
-def _rlocation(ctx, f):
-    """The path of f under a runfiles root."""
-    short = f.short_path
-    return short[len("../"):] if short.startswith("../") else ctx.workspace_name + "/" + short
-
 def _program_explorer_impl(ctx):
     pte = ctx.attr.program[ExecuTorchProgramInfo].pte
     python = ctx.toolchains[_EXPLORER_TOOLCHAIN_TYPE].python
@@ -38,10 +34,10 @@ def _program_explorer_impl(ctx):
     ctx.actions.write(launcher, _LAUNCHER.format(
         label = ctx.label,
         program = ctx.attr.program.label,
-        self = _rlocation(ctx, launcher),
-        python = _rlocation(ctx, python),
-        explore = _rlocation(ctx, ctx.file._explore),
-        pte = _rlocation(ctx, pte),
+        self = rlocation(ctx, launcher),
+        python = rlocation(ctx, python),
+        explore = rlocation(ctx, ctx.file._explore),
+        pte = rlocation(ctx, pte),
     ), is_executable = True)
     runfiles = ctx.runfiles(files = [launcher, pte, python, ctx.file._explore])
     return [DefaultInfo(executable = launcher, runfiles = runfiles)]
