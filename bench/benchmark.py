@@ -2,13 +2,14 @@
 
     ./bazelw run //bench -- --zoo --models 4 16 64
     ./bazelw run //bench -- --quantized --models   (the quantized zoo alone)
+    ./bazelw run //bench -- --mid 9 --models       (nine mid-size models alone)
     ./bazelw run //bench -- --explain --models 16  (and where each clean build's time goes)
 
 For the zoo (every executorch_program under //models), the quantized zoo (QUANTIZED_ZOO: int8
 programs with their float exports and calibrations) and for each N, a generated package of N
-small models, it builds in a fresh copy of this repository with its own output base and prints
-one table: wall time per row and its ratio to the baseline (a), which runs in the same
-process as the rows it is compared with:
+small models (or with --mid, mid-size ones: bench/small_models.py), it builds in a fresh copy of
+this repository with its own output base and prints one table: wall time per row and its ratio
+to the baseline (a), which runs in the same process as the rows it is compared with:
   (a) one cold Python process that runs the same actions in sequence (bench/baseline.py)
   (b) a clean build without the persistent worker        (c) a clean build with it
       ((a) and (c) run twice each, interleaved; the table shows their means)
@@ -242,10 +243,10 @@ def quantized_targets(ws):
     return QUANTIZED_ZOO, ("models/resnet.py", RESNET_EDIT)
 
 
-def small_targets(count):
-    """targets(ws) for a generated package of count small models."""
+def small_targets(count, mid=False):
+    """targets(ws) for a generated package of count small (or mid-size) models."""
     def targets(ws):
-        labels = small_models.write_package(ws, count)
+        labels = small_models.write_package(ws, count, mid)
         return labels, ("bench_small/m0.py", small_models.FORWARD_EDIT)
     return targets
 
@@ -254,12 +255,14 @@ def benchmark_sets(args):
     """[(name, extra source folders, targets(ws))] in the order the table prints them."""
     sets = [("zoo", ("models",), zoo_targets)] if args.zoo else []
     sets += [("quantized", ("models",), quantized_targets)] if args.quantized else []
+    sets += [(f"mid{n}", (), small_targets(n, mid=True)) for n in args.mid]
     return sets + [(f"small{n}", (), small_targets(n)) for n in args.models]
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, nargs="*", default=[4], help="sizes N of the small-model sets")
+    parser.add_argument("--mid", type=int, nargs="*", default=[], help="sizes N of mid-size model sets")
     parser.add_argument("--zoo", action="store_true", help="also benchmark every program under //models")
     parser.add_argument("--quantized", action="store_true",
                         help="also benchmark the quantized zoo (calibrate, export, quantize, lower)")

@@ -3,6 +3,8 @@
     ./bazelw run //bench:scale -- --models 1000 10000
     ./bazelw run //bench:scale -- --models 200 --noop       (also builds them, then a no-op build)
     ./bazelw run //bench:scale -- --models 1000 --tree /path/to/other/checkout --profile /tmp/p
+    ./bazelw run //bench:scale -- --models 10000 --floor        (and Bazel's floor: trivial rules)
+    ./bazelw run //bench:scale -- --models 10000 --jvm=-XX:+UseParallelGC  (a flag for the server's JVM)
 
 The package is a user's: a scratch workspace (like examples/consumer) loads the rules of this
 checkout, or of --tree, through local_repository, and its package //bench_scale holds N models,
@@ -16,6 +18,10 @@ an output base of its own, it times from outside, with wall clocks:
 and prints each per 1,000 targets too, and the CPU seconds the Bazel server spent on it (which
 hardly depend on what else a shared machine runs). With --profile DIR, the first analysis also writes
 Bazel's --profile and --starlark_cpu_profile (pprof) there.
+
+--floor also times, for each N, the same package with trivial rules in place of ours (FLOOR_RULES:
+four rules of one file write each and a test rule with runfiles, the same five targets per model
+and the same dependencies): what Bazel itself costs for that graph, which no rule set goes under.
 """
 
 import argparse
@@ -42,7 +48,9 @@ local_repository(
 load("@rules_torch_export//third_party:repositories.bzl", "offline_bazel_repositories")
 
 offline_bazel_repositories()
+'''
 
+TOOLCHAIN = '''
 load("@rules_torch_export//toolchain:repositories.bzl", "torch_export_toolchain_repositories")
 
 torch_export_toolchain_repositories()
@@ -116,12 +124,68 @@ numerics_test(
 '''
 
 
-def write_workspace(path, tree, count):
-    """A workspace at path that loads the rules from tree, with //bench_scale of `count` models."""
+# The floor: Bazel's own cost for a package of this shape. Each model's five targets depend on
+# each other like ours do; each step writes one file and passes its files on in a provider, and
+# the test is a shell script with those files as runfiles.
+FLOOR_RULES = '''"""Trivial rules in the shape of a model's targets (bench/scale.py --floor)."""
+
+FloorInfo = provider(fields = ["files"])
+
+def _step_impl(ctx):
+    out = ctx.actions.declare_file(ctx.label.name + ".out")
+    ctx.actions.write(out, ctx.label.name)
+    files = depset([out], transitive = [dep[FloorInfo].files for dep in ctx.attr.deps])
+    return [DefaultInfo(files = depset([out])), FloorInfo(files = files)]
+
+step = rule(implementation = _step_impl, attrs = {
+    "deps": attr.label_list(providers = [FloorInfo]),
+    "srcs": attr.label_list(allow_files = True),
+})
+
+def _step_test_impl(ctx):
+    script = ctx.actions.declare_file(ctx.label.name)
+    ctx.actions.write(script, "#!/bin/sh\\nexit 0\\n", is_executable = True)
+    files = depset(transitive = [dep[FloorInfo].files for dep in ctx.attr.deps])
+    return [DefaultInfo(executable = script, runfiles = ctx.runfiles(transitive_files = files))]
+
+step_test = rule(implementation = _step_test_impl, attrs = {"deps": attr.label_list(providers = [FloorInfo])}, test = True)
+'''
+
+FLOOR_MODEL = '''
+step(name = "m{index}_spec")
+
+step(
+    name = "m{index}",
+    srcs = ["m{index}.py"],
+)
+
+step(
+    name = "m{index}_ep",
+    deps = [
+        ":m{index}",
+        ":m{index}_spec",
+    ],
+)
+
+step(
+    name = "m{index}_pte",
+    deps = [":m{index}_ep"],
+)
+
+step_test(
+    name = "m{index}_test",
+    deps = [":m{index}_pte"],
+)
+'''
+
+
+def write_workspace(path, tree, count, floor=False):
+    """A workspace at path that loads the rules from tree, with //bench_scale of `count` models
+    (with floor, FLOOR_RULES in place of the rules, and only the repositories Bazel needs)."""
     folder = os.path.join(path, PACKAGE)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(path, "WORKSPACE"), "w", encoding="utf-8") as f:
-        f.write(WORKSPACE.format(tree=tree))
+        f.write(WORKSPACE.format(tree=tree) + ("" if floor else TOOLCHAIN))
     with open(os.path.join(path, ".bazelrc"), "w", encoding="utf-8") as f:
         f.write(BAZELRC)
     shutil.copyfile(os.path.join(tree, ".bazelversion"), os.path.join(path, ".bazelversion"))
@@ -132,8 +196,25 @@ def write_workspace(path, tree, count):
     for index in range(count):
         with open(os.path.join(folder, f"m{index}.py"), "w", encoding="utf-8") as f:
             f.write(MODEL.format(index=index, width=4 + index % 16))
+    if floor:
+        with open(os.path.join(folder, "floor.bzl"), "w", encoding="utf-8") as f:
+            f.write(FLOOR_RULES)
+        header, model = 'load(":floor.bzl", "step", "step_test")\n', FLOOR_MODEL
+    else:
+        header, model = BUILD_HEADER, BUILD_MODEL
     with open(os.path.join(folder, "BUILD"), "w", encoding="utf-8") as f:
-        f.write(BUILD_HEADER + "".join(BUILD_MODEL.format(index=i, package=PACKAGE) for i in range(count)))
+        f.write(header + "".join(model.format(index=i, package=PACKAGE) for i in range(count)))
+
+
+class ScaleWorkspace(harness.Workspace):
+    """A scratch workspace whose Bazel server's JVM gets extra flags (--jvm)."""
+
+    def __init__(self, path, output_base, home, jvm_flags):
+        super().__init__(path, output_base, home)
+        self.jvm_flags = jvm_flags
+
+    def startup_flags(self):
+        return super().startup_flags() + [f"--host_jvm_args={flag}" for flag in self.jvm_flags]
 
 
 def server_cpu(ws):
@@ -159,16 +240,16 @@ def timed(ws, command, *args, timeout=harness.BAZEL_TIMEOUT):
     return time.monotonic() - start, server_cpu(ws) - cpu
 
 
-def measure(ws, count, profile_dir, noop):
-    """{row: (wall seconds, server CPU seconds)} for the package of `count` models in ws."""
+def measure(ws, name, profile_dir, noop):
+    """{row: (wall seconds, server CPU seconds)} for the package in ws; name names its profiles."""
     pattern = f"//{PACKAGE}:all"
     ws.build("--nobuild", f"//{PACKAGE}:m0_test", log=False)  # fetch the repositories, untimed
     ws.shutdown()
     profile = []
     if profile_dir:
         os.makedirs(profile_dir, exist_ok=True)
-        profile = [f"--profile={os.path.join(profile_dir, f'analysis-{count}.json')}",
-                   f"--starlark_cpu_profile={os.path.join(profile_dir, f'starlark-{count}.pprof')}"]
+        profile = [f"--profile={os.path.join(profile_dir, f'analysis-{name}.json')}",
+                   f"--starlark_cpu_profile={os.path.join(profile_dir, f'starlark-{name}.pprof')}"]
     rows = {"first analysis": timed(ws, "build", "--nobuild", *profile, pattern)}
     rows["cached analysis"] = timed(ws, "build", "--nobuild", pattern)
     rows["query deps"] = timed(ws, "query", f"deps({pattern})", "--output=label")
@@ -193,13 +274,14 @@ def git_commit(tree):
 ROWS = ("first analysis", "cached analysis", "query deps", "no-op build")
 
 
-def report(count, targets, rows):
-    """Two lines per N, wall and server CPU: seconds, then seconds per 1,000 targets ('-': not measured)."""
+def report(count, targets, rows, label):
+    """Two lines per N and package, wall and server CPU: seconds, then seconds per 1,000
+    targets ('-': not measured)."""
     lines = []
     for kind, column in (("wall", 0), ("cpu", 1)):
         seconds = " ".join(f"{rows[r][column]:>15.2f}" if r in rows else f"{'-':>15}" for r in ROWS)
         per_k = " ".join(f"{1000 * rows[r][column] / targets:>8.3f}" if r in rows else f"{'-':>8}" for r in ROWS)
-        lines.append(f"{count:7d} {targets:8d} {kind:>4} {seconds}   {per_k}")
+        lines.append(f"{count:7d} {label:>7} {targets:8d} {kind:>4} {seconds}   {per_k}")
     return "\n".join(lines)
 
 
@@ -209,25 +291,32 @@ def main(argv):
     parser.add_argument("--tree", default=harness.source_root(), help="the checkout to measure (default: this one)")
     parser.add_argument("--profile", help="a folder for the first analysis's --profile and --starlark_cpu_profile")
     parser.add_argument("--noop", action="store_true", help="also build everything, then time a no-op build (long)")
+    parser.add_argument("--floor", action="store_true", help="also time the package with trivial rules (FLOOR_RULES)")
+    parser.add_argument("--jvm", action="append", default=[], metavar="FLAG",
+                        help="a flag for the Bazel server's JVM (as --host_jvm_args), e.g. --jvm=-XX:+UseParallelGC")
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces (to look, or re-run Bazel)")
     args = parser.parse_args(argv)
     tree = os.path.realpath(args.tree)
     base = tempfile.mkdtemp(prefix="rules_torch_export_scale_")
     print(f"rules_torch_export scale benchmark, {datetime.date.today()}, {platform.machine()}, "
-          f"{os.cpu_count()} cores; rules from {tree} at {git_commit(tree)}; scratch: {base}")
-    print(f"{'models':>7} {'targets':>8} {'':>4} " + " ".join(f"{r:>15}" for r in ROWS) + "   s per 1,000 targets")
+          f"{os.cpu_count()} cores; rules from {tree} at {git_commit(tree)}; JVM flags: {args.jvm or 'none'}; "
+          f"scratch: {base}")
+    print(f"{'models':>7} {'package':>7} {'targets':>8} {'':>4} " + " ".join(f"{r:>15}" for r in ROWS)
+          + "   s per 1,000 targets")
     for count in args.models:
-        ws = harness.Workspace(os.path.join(base, f"scale{count}"), os.path.join(base, "output_bases", f"scale{count}"),
-                               os.path.join(base, "home"))
-        try:
-            write_workspace(ws.path, tree, count)
-            rows = measure(ws, count, args.profile, args.noop)
-            print(report(count, target_count(ws), rows), flush=True)
-        finally:
-            ws.shutdown()
-            if not args.keep:
-                shutil.rmtree(ws.path, ignore_errors=True)
-                shutil.rmtree(ws.output_base, ignore_errors=True)
+        for label in ("rules", "floor") if args.floor else ("rules",):
+            name = f"{label}{count}"
+            ws = ScaleWorkspace(os.path.join(base, name), os.path.join(base, "output_bases", name),
+                                os.path.join(base, "home"), args.jvm)
+            try:
+                write_workspace(ws.path, tree, count, floor=label == "floor")
+                rows = measure(ws, name, args.profile, args.noop)
+                print(report(count, target_count(ws), rows, label), flush=True)
+            finally:
+                ws.shutdown()
+                if not args.keep:
+                    shutil.rmtree(ws.path, ignore_errors=True)
+                    shutil.rmtree(ws.output_base, ignore_errors=True)
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-"""Generates a package of N small models for the benchmark: one file and one chain each."""
+"""Generates a package of N small or mid-size models for the benchmark: one file and one chain each."""
 
 MODEL = '''"""Small benchmark model {index}."""
 
@@ -16,6 +16,40 @@ class Net(nn.Module):
     def forward(self, x):
         x = torch.relu(self.conv(x)).mean((2, 3))
         x = torch.relu(self.hidden(x))
+        return self.head(x)
+'''
+
+# Mid-size: a residual CNN of about 40 operators (four blocks of convolutions, batch norms and a
+# residual add), which takes a cold script about 2 s to export and lower, like the mid-size
+# models issue 36 measured, where the small models take a fraction of a second.
+MID_MODEL = '''"""Mid-size benchmark model {index}."""
+
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(x + self.bn2(self.conv2(out)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, {width}, 3, padding=1)
+        self.blocks = nn.Sequential(*[Block({width}) for _ in range(4)])
+        self.head = nn.Linear({width}, 10)
+
+    def forward(self, x):
+        x = self.blocks(torch.relu(self.stem(x))).mean((2, 3))
         return self.head(x)
 '''
 
@@ -40,12 +74,14 @@ executorch_program(name = "m{index}_pte", exported = ":m{index}_ep")
 FORWARD_EDIT = ("return self.head(x)", "return self.head(x) * 0.5")
 
 
-def write_package(workspace, count):
-    """Writes //bench_small with `count` models; returns their executorch_program labels."""
+def write_package(workspace, count, mid=False):
+    """Writes //bench_small with `count` models (with mid, MID_MODEL's); returns their
+    executorch_program labels."""
     workspace.write("bench_small/__init__.py", "")
     build = [BUILD_HEADER]
     for index in range(count):
-        workspace.write(f"bench_small/m{index}.py", MODEL.format(index=index, width=8 + index))
+        source = MID_MODEL.format(index=index, width=16 + 2 * index) if mid else MODEL.format(index=index, width=8 + index)
+        workspace.write(f"bench_small/m{index}.py", source)
         build.append(BUILD_MODEL.format(index=index))
     workspace.write("bench_small/BUILD", "".join(build))
     return [f"//bench_small:m{index}_pte" for index in range(count)]
