@@ -255,8 +255,8 @@ def benchmark_sets(args):
     """[(name, extra source folders, targets(ws))] in the order the table prints them."""
     sets = [("zoo", ("models",), zoo_targets)] if args.zoo else []
     sets += [("quantized", ("models",), quantized_targets)] if args.quantized else []
-    sets += [(f"mid{n}", (), small_targets(n, mid=True)) for n in args.mid]
-    return sets + [(f"small{n}", (), small_targets(n)) for n in args.models]
+    generated = [(f"mid{n}", (), small_targets(n, mid=True)) for n in args.mid]
+    return sets + generated + [(f"small{n}", (), small_targets(n)) for n in args.models]
 
 
 def main(argv):
