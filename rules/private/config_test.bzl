@@ -12,7 +12,7 @@ With a golden, the macro also declares `<name>.update` and its alias `<name>_upd
 py_binary that rewrites the golden from the config (it takes `:<name>.config.json` as data).
 One Starlark test instead of a config rule plus a native py_test saves a target and two actions
 per test: 6 actions (its 2 writes, and Bazel's runfiles manifest, tree, middleman and test run)
-where there were 8 (README, "Scale").
+where there were 8 (docs/performance.md, "Scale").
 
 The pieces, used in this order by each rule's .bzl file:
 
