@@ -93,8 +93,8 @@ def _code_lines(text):
 
 
 # docs/setup.md walks through this workspace; README.md's "Use it in your repo" is its short version.
-SETUP = "docs/setup.md"
-README = "README.md"
+SETUP_PAGE = "docs/setup.md"
+README_PAGE = "README.md"
 README_SECTION = "## Use it in your repo\n"
 
 
@@ -112,10 +112,10 @@ def _consumer_file(rel):
 
 def test_setup_page_is_what_the_consumer_does():
     """docs/setup.md's steps show this workspace's WORKSPACE, .bazelrc and BUILD."""
-    python_blocks = _blocks(SETUP, "python")
+    python_blocks = _blocks(SETUP_PAGE, "python")
     (workspace,) = [b for b in python_blocks if "local_repository(" in b]
     assert _code_lines(workspace) == _code_lines(_consumer_file("WORKSPACE"))
-    (bazelrc,) = _blocks(SETUP, "text")
+    (bazelrc,) = _blocks(SETUP_PAGE, "text")
     assert _code_lines(bazelrc) == _code_lines(_consumer_file(".bazelrc"))
 
     # Every statement of the page's BUILD block is in keywords/BUILD, word for word (its load
@@ -130,16 +130,16 @@ def test_setup_page_is_what_the_consumer_does():
         source = ast.get_source_segment(page_build, statement)
         if isinstance(statement, ast.Expr) and statement.value.func.id == "load":
             names = {ast.literal_eval(a) for a in statement.value.args}
-            assert names <= loaded, f"{SETUP} loads {sorted(names - loaded)}, which keywords/BUILD does not"
+            assert names <= loaded, f"{SETUP_PAGE} loads {sorted(names - loaded)}, which keywords/BUILD does not"
         else:
-            assert source in consumer_statements, f"{SETUP}'s BUILD block has a statement keywords/BUILD lacks:\n{source}"
+            assert source in consumer_statements, f"{SETUP_PAGE}'s BUILD block has a statement keywords/BUILD lacks:\n{source}"
 
 
 def test_readme_section_is_what_the_consumer_does():
     """README.md's "Use it in your repo" shows this workspace's WORKSPACE, and flags of its .bazelrc
     (the ones the rules need; docs/setup.md has them all)."""
-    (workspace,) = [b for b in _blocks(README, "python", README_SECTION) if "local_repository(" in b]
+    (workspace,) = [b for b in _blocks(README_PAGE, "python", README_SECTION) if "local_repository(" in b]
     assert _code_lines(workspace) == _code_lines(_consumer_file("WORKSPACE"))
-    (bazelrc,) = _blocks(README, "text", README_SECTION)
+    (bazelrc,) = _blocks(README_PAGE, "text", README_SECTION)
     flags = _code_lines(bazelrc)
     assert flags and set(flags) <= set(_code_lines(_consumer_file(".bazelrc"))), flags
