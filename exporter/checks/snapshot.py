@@ -12,7 +12,7 @@ import importlib.metadata
 import sympy
 import torch
 
-from exporter.core import operators, symbols
+from exporter.core import operators, output_tree, symbols
 from exporter.formats import program_summary, pte_inspect
 
 HEADER = "# rules_torch_export graph snapshot of {label}"
@@ -123,9 +123,12 @@ def pt2_lines(ep, spec):
     output_node = next(n for n in ep.graph.nodes if n.op == "output")
     outputs = {a.name: a.meta.get("val") for a in output_node.args[0] if isinstance(a, torch.fx.Node)}
     lines += ["", "== outputs"]
+    keys = iter(output_tree.program_names(ep) or ())  # the user outputs' names, when they have any
     for s in ep.graph_signature.output_specs:
         name = getattr(s.arg, "name", str(s.arg))
         target = f" {s.target}" if s.target else ""
+        if s.kind.name == "USER_OUTPUT":
+            target = f" {next(keys, '')}".rstrip()
         lines.append(f"{s.kind.name.lower()} %{name}{target}: {printer.value(outputs.get(name))}")
     lines += ["", "== range constraints"]
     ranges = []
