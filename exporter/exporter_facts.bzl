@@ -214,12 +214,6 @@ WEIGHTS = [
     "external",
 ]
 
-KERNEL_LIBRARIES = [
-    "portable",
-    "optimized",
-    "quantized",
-]
-
 TOKENIZER_FORMATS = [
     "huggingface",
     "sentencepiece",
@@ -242,3 +236,17 @@ REPRODUCIBLE_MATH_ENV = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "MKL_CBWR": "AVX2,STRICT",
 }
+
+HF_TASKS = {
+    "feature-extraction": "text",
+    "fill-mask": "text",
+    "text-classification": "text",
+    "token-classification": "text",
+    "image-classification": "image",
+    "object-detection": "image",
+    "automatic-speech-recognition": "audio",
+    "text2text-generation": "seq2seq",
+    "text-generation": "decoder",
+}
+
+HF_MODEL_ENTRY = "exporter.core.hf_models:build"

@@ -44,6 +44,7 @@ load(
     _graph_snapshot_test = "graph_snapshot_test",
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
+load("//rules/private:hf_model.bzl", _hf_model = "hf_model")
 load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
 load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
 load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
@@ -67,6 +68,9 @@ load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
 load("//rules/private:torch_quantize.bzl", _torch_quantize = "torch_quantize")
 
 torch_model = _torch_model
+
+# A Hugging Face transformers model by task, from a config or a checkpoint folder (docs/huggingface.md).
+hf_model = _hf_model
 shape_spec = _shape_spec
 tensor = _tensor
 dim = _dim

@@ -133,8 +133,20 @@ def warm_up(then=None):
             then(pt2.load(path))
 
 
+def _check_strict(config):
+    """An hf_model module with a static KV cache exports only strictly (core/hf_models.py)."""
+    from exporter.core import hf_models
+
+    cached = config.model.kind == "hf_model" and hf_models.static_cache(config.model.init_args)
+    if cached and not config.options.strict:
+        raise UserError(f"hf_model {config.model.label}: {cached} keeps a static KV cache, which exports "
+                        f"only with strict = True; set strict = True on the llm_program or torch_export "
+                        f"that exports it ({config.label})")
+
+
 def run(config):
     """Runs the action for an ExportConfig."""
+    _check_strict(config)
     module = load_model(config.model)
     extra = {}
     if config.options.quantize:

@@ -79,6 +79,9 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True)
 
 
 
+# The entry of every hf_model's torch_model (core/hf_models.py; exporter_facts.bzl carries it).
+HF_MODEL_ENTRY = "exporter.core.hf_models:build"
+
 # The values the rules accept for some config fields (exporter_facts.bzl carries them).
 IRS = ("training", "inference", "core_aten")
 WEIGHTS = ("inline", "external")
@@ -145,7 +148,9 @@ class ModelConfig(Config):
     @property
     def kind(self):
         """The rule, for messages."""
-        return "lora_model" if self.lora else "torch_model"
+        if self.lora:
+            return "lora_model"
+        return "hf_model" if self.entry.startswith(HF_MODEL_ENTRY) else "torch_model"
 
 
 @dataclasses.dataclass(frozen=True)
