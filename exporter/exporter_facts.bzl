@@ -158,6 +158,7 @@ EXPORTER_MODULES = {
     "numerics": "exporter.checks.numerics",
     "profile": "exporter.checks.profile",
     "pte_inspect": "exporter.formats.pte_inspect",
+    "seq2seq": "exporter.checks.seq2seq",
     "shared_budget": "exporter.checks.shared_budget",
     "steps": "exporter.checks.steps",
 }

@@ -53,6 +53,7 @@ load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _ste
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:program_report.bzl", _ProgramDashboardInfo = "ProgramDashboardInfo", _program_dashboard = "program_dashboard")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
+load("//rules/private:seq2seq_generation_test.bzl", _seq2seq_generation_test = "seq2seq_generation_test")
 load(
     "//rules/private:shape_spec.bzl",
     _AUTO = "AUTO",
@@ -89,6 +90,9 @@ executorch_programs = _executorch_programs
 # Language models for ExecuTorch's LLM runner (docs/llm.md).
 tokenizer = _tokenizer
 llm_program = _llm_program
+
+# An encoder-decoder program's greedy tokens against the eager model's (docs/huggingface.md).
+seq2seq_generation_test = _seq2seq_generation_test
 llm_generation_test = _llm_generation_test
 
 # Many programs, one set of weights: LoRA adapters over a base model, whose programs share the

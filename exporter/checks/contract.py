@@ -42,6 +42,7 @@ MODULES = {
     "numerics": "exporter.checks.numerics",  # numerics_test
     "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
     "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "seq2seq": "exporter.checks.seq2seq",  # seq2seq_generation_test
     "shared_budget": "exporter.checks.shared_budget",  # foundation_budget_test
     "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
 }
@@ -238,6 +239,26 @@ class GenerationTestConfig(CheckConfig):
     native_runner_label: str
     ptd: str | None = None
     arm64_runner: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Seq2SeqGenerationConfig(CheckConfig):
+    """seq2seq_generation_test: an encoder-decoder program's greedy tokens against eager's.
+
+    program, pte, ptd   the program (methods encoder and decoder), its .pte and .ptd or None
+    model               RunfilesModelConfig of the whole eager model (hf_model's <name>)
+    encoder_spec        the encoder method's shape spec (the inputs' shapes and dtypes)
+    cases               how many seeded inputs; odd ones take each dynamic dim at its max
+    max_new_tokens      tokens to generate per input
+    """
+
+    program: str
+    pte: str
+    model: RunfilesModelConfig
+    encoder_spec: dict
+    cases: int = 2
+    max_new_tokens: int = 8
+    ptd: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -120,8 +120,18 @@ def pretrained(task, config, checkpoint_dir=None):
         _check_folder_config(checkpoint_dir, config)
         model = _from_folder(cls, checkpoint_dir)
     else:
-        model = cls.from_config(_config_object(config))
+        model = _from_config(cls, config)
     return model.eval()
+
+
+def _from_config(cls, config):
+    """cls's model of config, with seeded weights (the caller seeds)."""
+    made = _config_object(config)
+    try:
+        return cls.from_config(made)
+    except (ValueError, TypeError, AttributeError, IndexError) as e:
+        raise UserError(f"{cls.__name__} cannot build a model of its config: "
+                        f"{(str(e).splitlines() or [type(e).__name__])[0]}; fix `config`") from None
 
 
 def static_cache(init_args):

@@ -95,8 +95,9 @@ def names(spec):
 
 
 def out_spec(ep):
-    """The program's output spec (the module call graph's root signature)."""
-    return ep.call_spec.out_spec
+    """The program's output spec (the module call graph's root signature), or None."""
+    call_spec = getattr(ep, "call_spec", None)
+    return getattr(call_spec, "out_spec", None)
 
 
 def make_plain(ep):

@@ -11,6 +11,7 @@ load(
     "llm_generation_test",
     "llm_program",
     "numerics_test",
+    "seq2seq_generation_test",
     "step",
     "tensor",
     "torch_export",
@@ -62,10 +63,12 @@ DECODERS = {
 }
 
 # name -> task, config of an encoder-decoder: one program with the methods encoder and decoder
-# (one token over a static cache), checked per method and token for token against eager.
+# (one token over a static cache), checked per method and token for token against eager. Their
+# weights are drawn wider than transformers' default, so that random models' tokens vary with
+# the input instead of repeating one id.
 SEQ2SEQ = {
-    "t5": ("text2text-generation", {"d_ff": 64, "d_kv": 8, "d_model": 32, "decoder_start_token_id": 0, "eos_token_id": 1, "model_type": "t5", "num_decoder_layers": 2, "num_heads": 4, "num_layers": 2, "pad_token_id": 0, "relative_attention_max_distance": 16, "relative_attention_num_buckets": 8, "vocab_size": 100}),
-    "whisper": ("automatic-speech-recognition", {"begin_suppress_tokens": None, "bos_token_id": 1, "d_model": 32, "decoder_attention_heads": 2, "decoder_ffn_dim": 64, "decoder_layers": 2, "decoder_start_token_id": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "encoder_layers": 2, "eos_token_id": 2, "max_source_positions": 16, "max_target_positions": 32, "model_type": "whisper", "num_mel_bins": 16, "pad_token_id": 0, "suppress_tokens": None, "vocab_size": 100}),
+    "t5": ("text2text-generation", {"d_ff": 64, "d_kv": 8, "d_model": 32, "decoder_start_token_id": 0, "eos_token_id": 1, "initializer_factor": 20.0, "model_type": "t5", "num_decoder_layers": 2, "num_heads": 4, "num_layers": 2, "pad_token_id": 0, "relative_attention_max_distance": 16, "relative_attention_num_buckets": 8, "vocab_size": 100}),
+    "whisper": ("automatic-speech-recognition", {"begin_suppress_tokens": None, "bos_token_id": 1, "d_model": 32, "decoder_attention_heads": 2, "decoder_ffn_dim": 64, "decoder_layers": 2, "decoder_start_token_id": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "encoder_layers": 2, "eos_token_id": 2, "init_std": 0.5, "max_source_positions": 16, "max_target_positions": 32, "model_type": "whisper", "num_mel_bins": 16, "pad_token_id": 0, "suppress_tokens": None, "vocab_size": 100}),
 }
 
 _TOKENIZER = "//models/llm:tiny_tokenizer"
@@ -121,6 +124,7 @@ def _seq2seq(name, task, config):
             },
         ) for i in range(4)],
     )
+    seq2seq_generation_test(name = name + "_generation_test", model = ":" + name, program = ":" + name + "_pte")
 
 # One call per package, like zoo_package(): every target it declares is named after a row.
 # buildifier: disable=unnamed-macro

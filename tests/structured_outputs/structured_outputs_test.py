@@ -34,6 +34,25 @@ def test_manifest_names_the_outputs(name):
     assert record.get("containers") == containers
 
 
+def test_the_report_graph_names_the_outputs_by_their_keys():
+    with open(_path("nested_dict_pte.program_graph.json"), encoding="utf-8") as f:
+        graph = json.load(f)
+    names = []
+
+    def collect(value):
+        if isinstance(value, dict):
+            if value.get("kind") == "output":
+                names.append(value["name"])
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    collect(graph)
+    assert names == EXPECTED["nested_dict"][0]
+
+
 # Runs in a fresh interpreter: loads the .pt2 with the exporter's reader, calls the program,
 # runs the .pte, and prints what it found and which forbidden modules got imported.
 _PROBE = """

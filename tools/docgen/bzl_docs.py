@@ -58,6 +58,8 @@ TYPE_HINTS = {
     ("hf_model", "checkpoint_dir"): "list of labels, or None",
     ("hf_model", "inputs"): "dict of string to input value, or None",
     ("hf_model", "max_cache_len"): "int or None",
+    ("seq2seq_generation_test", "program"): "label",
+    ("seq2seq_generation_test", "model"): "label",
     ("llm_program", "max_context_len"): "int or None",
     ("llm_program", "max_seq_len"): "int",
     ("llm_program", "model"): "label",
