@@ -1,20 +1,22 @@
 """What the zoo's numerics and snapshot tests cost, against the script they replace.
 
     ./bazelw run //bench:test_cost                 every such test under //models
-    ./bazelw run //bench:test_cost -- --runs 2     each row twice, interleaved; the table shows means
+    ./bazelw run //bench:test_cost -- --clean-test also row (b), a second clean build
+    ./bazelw run //bench:test_cost -- --runs 2     each row twice; the table shows means
+    ./bazelw run //bench:test_cost -- --tests //models/gru:gru_numerics_test   (a quick look)
 
 In a fresh copy of this repository with its own output base (tests/e2e/harness.py), for the
 numerics_test and graph_snapshot_test targets of //models that are not manual, it prints:
   (a) one cold Python process that imports torch and ExecuTorch once and checks the same programs
       with the same runners and configs, computing what the tests' build actions compute
       (bench/checks_baseline.py), after the tests' runfiles are built;
-  (b) a clean `bazel test` of the tests, less a clean `bazel build` of what they test (their
-      programs, exports, models and native runners, the arm64 ones included): the tests' share
-      of a clean CI run;
-  (c) `bazel test` of the tests right after that clean build, in the same server: the tests
-      alone, their build actions included;
-and each row's ratio to (a), with the mnemonics that (c) ran. The goal (issue 46): (c) and (b)
-<= 1.3 x (a).
+  (c) `bazel test` of the tests right after a clean `bazel build` of what they test (their
+      programs, exports, models and native runners, the arm64 ones included), in the same
+      server: the tests alone, their build actions included;
+  (b) with --clean-test: a clean `bazel test` of the tests, less that clean build: the tests'
+      share of a clean CI run (noisier: the difference of two long builds);
+and each row's ratio to (a), with the mnemonics that (c) ran and the slowest tests. The goal
+(issue 46): (c) <= 1.3 x (a).
 """
 
 import argparse
@@ -93,18 +95,33 @@ def run_baseline(ws, tests):
     return seconds, imported
 
 
-def measure_once(ws, tests, deps):
-    """{row: seconds} of one round: (b)'s two builds, (c), then (a); and (c)'s mnemonics."""
+def measure_once(ws, tests, deps, clean_test):
+    """{row: seconds} of one round: the clean build, (c), (b) if clean_test, then (a); and the
+    mnemonics (c) ran."""
     rows = {}
     clean(ws)
-    build, _ = timed(lambda: ws.build(deps, log=False))
+    rows["build"], _ = timed(lambda: ws.build(deps, log=False))
     rows["c"], result = timed(lambda: ws.bazel("test", *tests).check())
     ran = collections.Counter(s.get("mnemonic") for s in result.spawns if not s.get("remoteCacheHit"))
-    clean(ws)
-    test, _ = timed(lambda: ws.bazel("test", *tests, log=False).check())
-    rows["b"], rows["build"], rows["test"] = test - build, build, test
+    if clean_test:
+        clean(ws)
+        rows["test"], _ = timed(lambda: ws.bazel("test", *tests, log=False).check())
+        rows["b"] = rows["test"] - rows["build"]
     rows["a"], rows["import"] = run_baseline(ws, tests)
     return rows, ran
+
+
+def slowest_tests(ws, tests, count=8):
+    """[(seconds, label)] of the slowest tests of the last `bazel test`, from their test.xml."""
+    found = []
+    for label in tests:
+        package, name = label[2:].split(":")
+        path = os.path.join(ws.path, "bazel-testlogs", package, name, "test.xml")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            found.append((float(text.split('time="')[1].split('"')[0]), label))
+    return sorted(found, reverse=True)[:count], sum(seconds for seconds, _ in found)
 
 
 ROW_NAMES = {
@@ -116,10 +133,11 @@ ROW_NAMES = {
 
 def print_table(count, rounds):
     means = {key: sum(r[key] for r in rounds) / len(rounds) for key in rounds[0]}
-    print(f"\n{count} tests; clean build of what they test {means['build']:.1f} s, clean `bazel test` "
-          f"{means['test']:.1f} s; the baseline's import {means['import']:.1f} s")
+    clean_test = f", clean `bazel test` {means['test']:.1f} s" if "test" in means else ""
+    print(f"\n{count} tests; clean build of what they test {means['build']:.1f} s{clean_test}; "
+          f"the baseline's import {means['import']:.1f} s")
     print(f"{'row':<4} {'what':<36} {'wall s':>8} {'x (a)':>7}  target")
-    for key in "abc":
+    for key in [k for k in "abc" if k in means]:
         ratio = means[key] / means["a"]
         target = "" if key == "a" else f"<= {GOAL} x (a): {'met' if ratio <= GOAL else 'MISSED'}"
         runs = " and ".join(f"{r[key]:.1f}" for r in rounds)
@@ -129,6 +147,8 @@ def print_table(count, rounds):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1, help="rounds of every row; the table shows means")
+    parser.add_argument("--clean-test", action="store_true", help="also row (b): a clean `bazel test`")
+    parser.add_argument("--tests", nargs="*", default=None, help="these tests instead of the zoo's")
     args = parser.parse_args(argv)
     scratch = tempfile.mkdtemp(prefix="rules_torch_export_test_cost_")
     print(f"rules_torch_export test-cost benchmark, {datetime.date.today()}, {platform.machine()}, "
@@ -136,14 +156,17 @@ def main(argv):
     subprocess.run([sys.executable, "-c", "import torch, executorch.exir"], capture_output=True)  # page cache
     ws = harness.Workspace.create("zoo", base=scratch, include=harness.DEFAULT_INCLUDE + ("bench", "models"))
     try:
-        tests = _query(ws, TESTS_QUERY)
+        tests = args.tests or _query(ws, TESTS_QUERY)
         deps = write_deps_package(ws, tests)
-        rounds, ran = [], None
+        rounds, ran = [], collections.Counter()
         for _ in range(args.runs):
-            rows, ran = measure_once(ws, tests, deps)
+            rows, ran = measure_once(ws, tests, deps, args.clean_test)
             rounds.append(rows)
         print_table(len(tests), rounds)
         print("(c) ran: " + ", ".join(f"{m} {n}" for m, n in sorted(ran.items()) if m))
+        slowest, total = slowest_tests(ws, tests)
+        print(f"test times in (b) or (c) (test.xml), {total:.1f} s in all; the slowest: "
+              + ", ".join(f"{label} {seconds:.1f} s" for seconds, label in slowest))
     finally:
         ws.shutdown()
 

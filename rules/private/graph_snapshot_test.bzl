@@ -12,8 +12,10 @@ load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS")
 
 def _snapshot_text(ctx, subject, exported, pte):
-    """Declares the GraphSnapshot action, which renders the text in the export's warm worker
-    (exporter/actions/snapshot_text.py); returns <name>.snapshot.txt."""
+    """Declares the GraphSnapshot action; returns <name>.snapshot.txt.
+
+    The action renders the text in the export's warm worker (exporter/actions/snapshot_text.py).
+    """
     text = ctx.actions.declare_file(ctx.label.name + ".snapshot.txt")
     run_exporter(
         ctx,
