@@ -63,6 +63,16 @@ EXPORTER_ACTIONS = {
         "worker": "",
         "remote": True,
     },
+    "snapshot_text": {
+        "mnemonic": "GraphSnapshot",
+        "worker": "export",
+        "remote": True,
+    },
+    "numerics_values": {
+        "mnemonic": "NumericsValues",
+        "worker": "export",
+        "remote": True,
+    },
 }
 
 CONFIG_DEFAULTS = {
@@ -146,6 +156,29 @@ CONFIG_DEFAULTS = {
         "summaries": [],
         "budgets": [],
         "numerics": [],
+    },
+    "snapshot_text": {
+        "pte": None,
+        "spec": None,
+    },
+    "numerics_values": {
+        "ptd": None,
+        "method": "forward",
+        "exported_label": None,
+        "pt2": None,
+        "pt2_manifest": None,
+        "spec": None,
+        "reference": "eager",
+        "model": None,
+        "reference_program": None,
+        "calibration": None,
+        "inputs": [],
+        "arm64_inputs": [],
+        "steps": [],
+        "method_programs": {},
+        "runtimes": [
+            "python",
+        ],
     },
 }
 

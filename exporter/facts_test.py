@@ -54,7 +54,9 @@ def test_the_file_holds_every_action_with_its_mnemonic():
 def test_quantize_and_etrecord_run_in_the_export_and_lowering_workers():
     actions = _values()["EXPORTER_ACTIONS"]
     workers = {command: a["worker"] for command, a in actions.items() if a["worker"]}
-    assert workers == {"export": "export", "quantize": "export", "lower": "lower", "etrecord": "lower"}
+    assert workers == {"export": "export", "quantize": "export", "lower": "lower", "etrecord": "lower",
+                       # the tests' build actions (numerics values, snapshot texts) in the export's
+                       "snapshot_text": "export", "numerics_values": "export"}
 
 
 def test_an_action_shares_only_a_worker_that_exists():

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from exporter.actions.registry import ModelConfig
+from exporter.actions.registry import Calibration, ModelConfig
 from exporter.core.typed_json import Config, inline
 
 
@@ -71,14 +71,6 @@ class Tolerances(Config):
 
 
 @dataclasses.dataclass(frozen=True)
-class Calibration(Config):
-    """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
-
-    label: str
-    batches: str
-
-
-@dataclasses.dataclass(frozen=True)
 class ExportedMethod(Config):
     """One method's exported program: its torch_export, .pt2 and shape spec."""
 
@@ -114,6 +106,9 @@ class NumericsConfig(CheckConfig):
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
     arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
+    values, values_data   the values the test compares, <name>.values.json and .etvals, which
+                          its build action computes (actions/numerics_values.py); None: the
+                          test computes them itself (a run outside Bazel)
     """
 
     program: str
@@ -141,6 +136,8 @@ class NumericsConfig(CheckConfig):
     native_runner_label: str | None = None
     arm64_runner: str | None = None
     arm64_inputs: tuple[dict, ...] = ()
+    values: str | None = None
+    values_data: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -153,6 +150,8 @@ class SnapshotConfig(CheckConfig):
     update_target     the `bazel run` target that rewrites the golden
     dot, dot_version  graphviz's launcher and version file, which draw a failing test's graphs
                       side by side (snapshot_diff.py); None: the text diff only
+    text              the text itself, which the test's build action renders
+                      (actions/snapshot_text.py); None: the test renders it (torch imports then)
     """
 
     subject: str
@@ -163,6 +162,7 @@ class SnapshotConfig(CheckConfig):
     spec: dict | None = None
     dot: str | None = None
     dot_version: str | None = None
+    text: str | None = None
     kind = "snapshot"
 
 
