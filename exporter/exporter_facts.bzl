@@ -99,6 +99,8 @@ CONFIG_DEFAULTS = {
         "method_backends": None,
         "llm": None,
         "foundation": None,
+        "backend_options": None,
+        "backend_packages": [],
     },
     "etrecord": {
         "backends": [
@@ -115,6 +117,8 @@ CONFIG_DEFAULTS = {
         "method_backends": None,
         "llm": None,
         "foundation": None,
+        "backend_options": None,
+        "backend_packages": [],
     },
     "bundle": {},
     "calibrate": {
@@ -219,6 +223,59 @@ MAX_SPEC_VALUES = 100000
 
 BACKENDS = [
     "xnnpack",
+    "openvino",
+    "coreml",
+]
+
+BACKEND_OPTIONS = {
+    "xnnpack": {},
+    "openvino": {
+        "device": [
+            "CPU",
+            "GPU",
+            "NPU",
+        ],
+        "precision": [
+            "f32",
+            "bf16",
+            "f16",
+        ],
+    },
+    "coreml": {
+        "compute_units": [
+            "all",
+            "cpu_only",
+            "cpu_and_gpu",
+            "cpu_and_ne",
+        ],
+        "precision": [
+            "fp16",
+            "fp32",
+        ],
+        "minimum_deployment_target": [
+            "iOS17",
+            "iOS15",
+            "iOS16",
+            "iOS18",
+            "iOS26",
+        ],
+    },
+}
+
+BACKEND_RUNTIMES = {
+    "xnnpack": [
+        "python",
+        "native",
+        "arm64",
+    ],
+    "openvino": [
+        "python",
+    ],
+    "coreml": [],
+}
+
+BACKENDS_WITH_LOCK = [
+    "openvino",
 ]
 
 IRS = [

@@ -48,9 +48,9 @@ def defaults(config_class):
 
 def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
-    from exporter.actions import eager_quantize, lower, quantize, registry, tokenizer
+    from exporter.actions import eager_quantize, quantize, registry, tokenizer
     from exporter.checks import contract
-    from exporter.core import determinism, dtypes, hf_models, kernels, shape_spec
+    from exporter.core import backends, determinism, dtypes, hf_models, kernels, shape_spec
 
     return {
         # command -> the Bazel mnemonic its rule gives the action, whether the rule offers the
@@ -66,7 +66,13 @@ def facts():
         "SHAPE_SPEC_DTYPES": list(dtypes.SHAPE_SPEC),
         "HINTS": list(shape_spec.HINTS),
         "MAX_SPEC_VALUES": shape_spec.MAX_VALUES,
-        "BACKENDS": list(lower.BACKENDS),
+        "BACKENDS": list(backends.BACKENDS),
+        # backend -> {option: allowed values, the default first} (core/backends.py).
+        "BACKEND_OPTIONS": {b: {o: list(v) for o, v in options.items()} for b, options in backends.OPTIONS.items()},
+        # backend -> the numerics_test runtimes its programs run in here.
+        "BACKEND_RUNTIMES": {b: list(r) for b, r in backends.RUNTIMES.items()},
+        # the backends whose packages Bazel fetches from a lock of their own, only when named.
+        "BACKENDS_WITH_LOCK": list(backends.OWN_LOCK),
         "IRS": list(registry.IRS),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
         "QUANTIZERS": list(quantize.QUANTIZERS),

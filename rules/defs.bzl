@@ -30,6 +30,7 @@ load(
 )
 load("//rules/private:app_archive.bzl", _app_archive = "app_archive")
 load("//rules/private:arm64_binary.bzl", _arm64_binary = "arm64_binary")
+load("//rules/private:backends.bzl", _coreml = "coreml", _openvino = "openvino")
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
@@ -83,6 +84,11 @@ DYNAMIC = _DYNAMIC
 STATIC = _STATIC
 torch_export = _torch_export
 executorch_program = _executorch_program
+
+# Backends with their options, beside "xnnpack": backends = [openvino(device = "CPU")],
+# [coreml(precision = "fp32")] (docs/backends.md).
+openvino = _openvino
+coreml = _coreml
 
 # One program per device class, with their numerics tests (docs/programs.md).
 executorch_programs = _executorch_programs

@@ -71,6 +71,9 @@ ExecuTorchProgramInfo = provider(
                     "when something asks for it).",
         "tokenizer": "The TokenizerInfo of an llm_program (the app loads it with the program), or None.",
         "foundation": "The FoundationWeightsInfo whose .ptd (also `ptd`) holds the program's shared weights, or None.",
+        "backend_options": "dict of backend name to its options, for the backends with options it was lowered for (openvino, coreml).",
+        "backend_packages": "list of Files: the identity files of the backend package repositories its backends need " +
+                            "(OpenVINO's); an action that runs the program declares them (docs/backends.md).",
     },
 )
 
@@ -276,6 +279,8 @@ _EXECU_TORCH_PROGRAM_CHECKS = {
     "etrecord": _type("File"),
     "tokenizer": _info("TokenizerInfo", "format", none = True),
     "foundation": _info("FoundationWeightsInfo", "index", none = True),
+    "backend_options": _type("dict"),
+    "backend_packages": _type("list"),
 }
 
 def executorch_program_info(**fields):

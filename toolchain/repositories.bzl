@@ -1,11 +1,16 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
+load(":backend_packages.bzl", "backend_packages_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
-def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None):
+# The backends whose packages have a lock of their own (toolchain/backends/), by the repository
+# that holds them; rules/private/backends.bzl names the same repositories.
+_BACKEND_LOCKS = {"openvino": "//toolchain/backends:openvino.lock"}
+
+def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
 
     Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
@@ -21,6 +26,10 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
       aarch64_pin: the file that pins the aarch64 wheel of the lock's executorch version
         (`executorch==VERSION --hash=sha256:DIGEST`); defaults to this project's
         executorch_aarch64.lock, which toolchain/update_lock.sh keeps current.
+      backend_locks: {backend: label of a lock} to replace a backend's own lock, e.g.
+        {"openvino": "//:openvino.lock"}. Each backend's repository
+        (`torch_export_backend_<backend>`) is fetched only when a target names the backend, and
+        installs none of the lock's pins that `lock` already has (docs/backends.md).
     """
     lock = lock or Label("//toolchain:requirements.lock")
     torch_venv_repository(
@@ -34,6 +43,15 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
         python = "@{}//:python.sh".format(name),
     )
+    for backend, backend_lock in _BACKEND_LOCKS.items():
+        if not native.existing_rule("torch_export_backend_" + backend):
+            backend_packages_repository(
+                name = "torch_export_backend_" + backend,
+                backend = backend,
+                lock = backend_locks.get(backend) or Label(backend_lock),
+                python = "@{}//:python.sh".format(name),
+                toolchain_identity = "@{}//:identity.txt".format(name),
+            )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")
     if not native.existing_rule("model_explorer"):

@@ -9,25 +9,11 @@ import torch
 
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest
 from exporter.formats import program_summary
-from exporter.actions import selected_ops, sharing
-from exporter.core import shape_spec
+from exporter.actions import delegates, selected_ops, sharing
+from exporter.core import backend_site, shape_spec
+from exporter.core.backends import BACKENDS, PACKAGES
 from exporter.formats import pt2
 from exporter.core.errors import BadFile, Context, UserError
-
-BACKENDS = ("xnnpack",)
-
-
-def partitioners(backends):
-    partitioners = []
-    for backend in backends:
-        if backend == "xnnpack":
-            from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-
-            partitioners.append(XnnpackPartitioner())
-        else:  # The rule checks backends at analysis time; this guards direct CLI use.
-            raise UserError(f"unknown backend {backend!r}; `backends` takes {list(BACKENDS)} or []")
-    return partitioners
-
 
 # The tag ExecuTorch names the weights file after. Fixed, so that the .ptd's and the .pte's bytes
 # do not depend on the target's name; the action renames <tag>.ptd to <name>.ptd.
@@ -66,7 +52,7 @@ def lowering_context():
 
 
 def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
-          label="?", generate_etrecord=False, foundation=None):
+          label="?", generate_etrecord=False, foundation=None, backend_options=None):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
     (ExecuTorch's ExecutorchProgramManager, {buffer name: record} of the mutated buffers).
 
@@ -85,9 +71,10 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
 
     if foundation is not None:
         sharing.tag_own(programs if isinstance(programs, dict) else {"forward": programs})
-    with lowering_context():
-        partitioner = ({name: partitioners(b) for name, b in backends.items()} if isinstance(backends, dict)
-                       else partitioners(backends))
+    used = sorted({b for listed in backends.values() for b in listed}) if isinstance(backends, dict) else backends
+    with lowering_context(), delegates.backend_patches(used, backend_options):
+        partitioner = ({name: delegates.partitioners(b, backend_options) for name, b in backends.items()}
+                       if isinstance(backends, dict) else delegates.partitioners(backends, backend_options))
         edge = to_edge_transform_and_lower(programs, partitioner=partitioner,
                                            constant_methods=constant_methods or None,
                                            generate_etrecord=generate_etrecord)
@@ -171,6 +158,7 @@ def lowered(config, generate_etrecord=False):
     """(ExecuTorch's ExecutorchProgramManager, constant methods, mutated buffers' records, the
     manifest's "foundation" record or None, the loaded ExportedPrograms by method) for a
     LowerConfig."""
+    backend_site.activate(config.backend_packages)
     contexts = {
         name: Context(config.label, exported=(m.exported_label,), spec_label=m.spec_label, spec=m.spec,
                       export=m.export, backends=tuple(config.backends_of(name)))
@@ -191,7 +179,8 @@ def lowered(config, generate_etrecord=False):
         backends = ({name: list(b) for name, b in config.method_backends.items()} if config.method_backends
                     else list(config.backends))
         et_program, state = lower(programs, backends, constants, config.weights == "external",
-                                  config.initialized_buffers, config.label, generate_etrecord, foundation)
+                                  config.initialized_buffers, config.label, generate_etrecord, foundation,
+                                  config.backend_options)
     except UserError:
         raise
     except Exception as e:
@@ -244,6 +233,7 @@ def run(config):
         **weights,
         **({"method_programs": exported} if len(exported) > 1 else {}),
         **({"mutable_buffers": state} if state else {}),
+        **backend_record(config, et_program.buffer),
         "toolchain": manifest.toolchain_record(config.identity),
     })
     if "summary" in config.outputs:
@@ -252,6 +242,28 @@ def run(config):
         manifest.write_json(config.outputs["summary"], pte_inspect.summarize(pte))
     if "graph" in config.outputs:  # last: the outputs above never depend on it
         _write_graph(config, et_program, programs)
+
+
+def used_backends(config):
+    """Every backend any method of the program is lowered for, in BACKENDS' order."""
+    listed = {b for name in config.methods for b in config.backends_of(name)} | set(config.backends)
+    return [b for b in BACKENDS if b in listed]
+
+
+def backend_record(config, pte):
+    """The manifest's record of the backends beyond XNNPACK: each one's options and the versions
+    of its packages, and for OpenVINO, whose blob is compiled for this machine's CPU, that the
+    program is per machine (docs/caching.md, "Per-machine programs"). {} for other programs, so
+    that their manifests keep their bytes."""
+    used = [b for b in used_backends(config) if PACKAGES[b]]
+    if not used:
+        return {}
+    options = config.backend_options
+    record = {b: {"options": dataclasses.asdict(getattr(options, b)) if options and getattr(options, b) else {},
+                  "packages": backend_site.versions(PACKAGES[b])} for b in used}
+    if "openvino" in used:
+        record["openvino"]["per_machine"] = {"compiled_for": delegates.openvino_targets(pte)}
+    return {"backend_packages": record}
 
 
 def _write_graph(config, et_program, programs):

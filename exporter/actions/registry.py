@@ -22,6 +22,7 @@ rule, its config class here with @action, and its module in exporter/actions/.
 
 import dataclasses
 
+from exporter.core.backends import BackendOptions
 from exporter.core.kernels import DEFAULT_KERNELS
 from exporter.core.typed_json import Config, field, inline
 
@@ -233,6 +234,9 @@ class LowerConfig(ActionConfig):
                 else None
     foundation  for a program built against a foundation_weights: {"label", "index"}, the index
                 that actions/sharing.py checks every shared tensor against; else None
+    backend_options   the options of the backends that have some (core/backends.py), or None
+    backend_packages  the paths of the identity files of the backend package repositories the
+                lowering imports from (core/backend_site.py)
     """
 
     methods: dict[str, MethodConfig] = field(read=_methods_json)
@@ -244,6 +248,8 @@ class LowerConfig(ActionConfig):
     method_backends: dict[str, tuple[str, ...]] | None = None
     llm: dict | None = None
     foundation: dict[str, str] | None = None
+    backend_options: BackendOptions | None = None
+    backend_packages: tuple[str, ...] = ()
 
     def backends_of(self, method):
         """The partitioners of one method."""

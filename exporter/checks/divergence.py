@@ -37,14 +37,14 @@ def _tapped_program(ep, backends):
     )
     from executorch.exir import to_edge_transform_and_lower
 
-    from exporter.actions import lower
+    from exporter.actions import delegates, lower
 
     if not backends:  # a quantized program's quantize/dequantize need these out variants
         import executorch.kernels.quantized  # noqa: F401
 
     tapped, specs = tap_intermediate_outputs_(copy.deepcopy(ep), rules=[(select_all_call_function(), FULL_TENSOR)])
     with lower.lowering_context():
-        edge = to_edge_transform_and_lower(tapped, partitioner=lower.partitioners(backends))
+        edge = to_edge_transform_and_lower(tapped, partitioner=delegates.partitioners(backends))
         strip_taps_(edge)
         return edge.to_executorch(), specs, tapped
 

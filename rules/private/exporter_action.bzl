@@ -10,7 +10,7 @@ _SANDBOX_REQUIREMENTS = {"block-network": ""}
 # AVX2 path (exporter/core/determinism.py says why), as the exporter defines them.
 REPRODUCIBLE_MATH_ENV = _MATH_ENV
 
-def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
+def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per_machine = False):
     """Runs `exporter <command>` with a JSON config written for this action.
 
     The action's mnemonic, and whether it may run in the persistent worker, come from the
@@ -26,6 +26,8 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
       outputs: dict of role -> declared File (or directory).
+      per_machine: True for outputs that depend on this machine's CPU (an OpenVINO program):
+        the action is no-remote, neither cached remotely nor run by a remote executor.
 
     Returns:
       The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
@@ -47,6 +49,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs):
             transitive = [depset(inputs) if type(inputs) == "list" else inputs],
         ),
         outputs = dict(outputs, log = log),
+        per_machine = per_machine,
     )
     return log
 
@@ -98,7 +101,7 @@ def run_warm_up(ctx, command):
     )
     return marker
 
-def _execution_requirements(toolchain, worker, remote):
+def _execution_requirements(toolchain, worker, remote, per_machine = False):
     """An exporter action's execution requirements.
 
     The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
@@ -111,9 +114,11 @@ def _execution_requirements(toolchain, worker, remote):
         requirements["worker-key-mnemonic"] = EXPORTER_ACTIONS[worker]["mnemonic"]
     if not remote:
         requirements["no-remote-exec"] = ""
+    if per_machine:
+        requirements["no-remote"] = ""
     return requirements
 
-def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs):
+def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs, per_machine = False):
     """`exporter request_command CONFIG` as an action with worker_command's mnemonic and worker."""
     action = EXPORTER_ACTIONS[worker_command]
 
@@ -157,5 +162,5 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
             PYTHONHASHSEED = "0",
             PYTHONNOUSERSITE = "1",
         ),
-        execution_requirements = _execution_requirements(toolchain, worker, action["remote"]),
+        execution_requirements = _execution_requirements(toolchain, worker, action["remote"], per_machine),
     )

@@ -8,10 +8,11 @@ action and the providers. Each rule's macro turns its arguments into PROGRAM_ATT
 program_attrs.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "WEIGHTS")
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":backends.bzl", "backend_packages_labels", "parse_backends", "per_machine")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
@@ -94,20 +95,17 @@ def _kernels_config(ctx, where):
         inputs += files
     return config, inputs
 
-def _check_backends(where, backends):
-    for backend in backends:
-        if backend not in BACKENDS:
-            fail(where + "backends has {}; use {} (or [] for the portable runtime)".format(repr(backend), BACKENDS))
-
 def _method_backends(ctx, where, methods):
-    """{method name: its backends}, checked.
+    """(the program's backend names, {method name: its backend names}, {backend: options}), checked.
 
     The per-method dict when the BUILD file gave one (it must name exactly the program's
-    methods), else the one list for every method.
+    methods), else the one list for every method. Each value is a backend's name or a backend
+    with options (backends.bzl).
     """
+    options = {}
     if not ctx.attr.per_method_backends:
-        _check_backends(where, ctx.attr.backends)
-        return {name: ctx.attr.backends for name in methods}
+        backends = parse_backends(where, ctx.attr.backends, options)
+        return backends, {name: backends for name in methods}, options
     given = ctx.attr.method_backends
     if sorted(given.keys()) != sorted(methods.keys()):
         fail(where + "backends names methods {} but the program has {}; give one list per method, e.g. {}".format(
@@ -115,17 +113,17 @@ def _method_backends(ctx, where, methods):
             sorted(methods.keys()),
             {name: given.get(name, []) for name in sorted(methods.keys())},
         ))
-    for backends in given.values():
-        _check_backends(where, backends)
-    return {name: given[name] for name in methods}
+    method_backends = {name: parse_backends(where, given[name], options) for name in methods}
+    backends = sorted({b: None for listed in method_backends.values() for b in listed}.keys())
+    return backends, method_backends, options
 
 def _backends_text(ctx, method_backends):
     """For the progress message: "xnnpack", "portable" or "forward: xnnpack; batched: portable"."""
     if not ctx.attr.per_method_backends:
-        return ", ".join(ctx.attr.backends) or "portable"
+        return ", ".join(method_backends.values()[0] if method_backends else []) or "portable"
     return "; ".join(["{}: {}".format(m, ", ".join(b) or "portable") for m, b in method_backends.items()])
 
-def _foundation(ctx, where):
+def _foundation(ctx, where, backends):
     """The FoundationWeightsInfo the program shares weights with, checked; None without one."""
     if not ctx.attr.foundation:
         return None
@@ -133,9 +131,9 @@ def _foundation(ctx, where):
     if ctx.attr.weights == "external":
         fail(where + "weights = \"external\" and foundation are exclusive: with a foundation, the program's own tensors stay in its .pte and the rest are in {}'s .ptd; remove weights".format(foundation.label))
     theirs = sorted(foundation.program.backends)
-    if sorted(ctx.attr.backends) != theirs:
+    if sorted(backends) != theirs:
         fail(where + "backends {} differ from {} of {}, whose .ptd foundation {} shares: XNNPACK keys its weights by their bytes and the portable runtime by name, so a .ptd serves programs of its own backends; set backends = {}".format(
-            sorted(ctx.attr.backends),
+            sorted(backends),
             theirs,
             foundation.program.label,
             foundation.label,
@@ -147,11 +145,11 @@ def _check(ctx, where):
     """Every check of a program's attributes, before anything is declared.
 
     Returns:
-      struct(methods, method_backends, metadata, initialized_buffers, kernels, kernel_inputs,
-      foundation).
+      struct(methods, backends, method_backends, backend_options, metadata, initialized_buffers,
+      kernels, kernel_inputs, foundation).
     """
     methods = _methods(ctx, where)
-    method_backends = _method_backends(ctx, where, methods)
+    backends, method_backends, backend_options = _method_backends(ctx, where, methods)
     metadata = _metadata(ctx, where, methods)
     check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
     initialized_buffers = json.decode(ctx.attr.initialized_buffers_json)
@@ -161,12 +159,14 @@ def _check(ctx, where):
     kernels, kernel_inputs = _kernels_config(ctx, where)
     return struct(
         methods = methods,
+        backends = backends,
         method_backends = method_backends,
+        backend_options = backend_options,
         metadata = metadata,
         initialized_buffers = initialized_buffers,
         kernels = kernels,
         kernel_inputs = kernel_inputs,
-        foundation = _foundation(ctx, where),
+        foundation = _foundation(ctx, where, backends),
     )
 
 def _declare_outputs(ctx):
@@ -196,7 +196,11 @@ def _config(ctx, checked, semantics):
         config = _method_config(checked.methods["forward"])
     else:
         config = {"methods": {name: _method_config(m) for name, m in checked.methods.items()}}
-    config["backends"] = ctx.attr.backends
+    config["backends"] = checked.backends
+    if checked.backend_options:  # only then: an XNNPACK program's config keeps its bytes
+        config["backend_options"] = checked.backend_options
+    if ctx.files.backend_packages:
+        config["backend_packages"] = [f.path for f in ctx.files.backend_packages]
     if ctx.attr.per_method_backends:
         config["method_backends"] = checked.method_backends
     if checked.metadata:
@@ -222,8 +226,10 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
             label = ctx.label,
             pte = outputs["pte"],
             manifest = outputs["manifest"],
-            backends = ctx.attr.backends,
+            backends = checked.backends,
             method_backends = checked.method_backends,
+            backend_options = checked.backend_options,
+            backend_packages = ctx.files.backend_packages,
             exported = methods["forward"] if "forward" in methods else methods.values()[0],
             methods = methods,
             ptd = ptd,
@@ -277,8 +283,9 @@ def lower_program(ctx, semantics):
         command = "lower",
         progress_message = "Lowering {} to ExecuTorch ({})".format(ctx.label, _backends_text(ctx, checked.method_backends)),
         config = config,
-        inputs = pt2s + index + checked.kernel_inputs + semantics.inputs,
+        inputs = pt2s + index + checked.kernel_inputs + semantics.inputs + ctx.files.backend_packages,
         outputs = outputs,
+        per_machine = per_machine(checked.backends),
     )
 
     # A separate action, so that only builds that ask for it lower again (exporter/actions/etrecord.py).
@@ -289,8 +296,9 @@ def lower_program(ctx, semantics):
         progress_message = "Writing the ETRecord of {}".format(ctx.label),
         # Without kernels: it lowers again and reads no kernel list (exporter/actions/etrecord.py).
         config = dict({k: v for k, v in config.items() if k != "kernels"}, pte = outputs["pte"].path),
-        inputs = pt2s + index + [outputs["pte"]] + semantics.inputs,
+        inputs = pt2s + index + [outputs["pte"]] + semantics.inputs + ctx.files.backend_packages,
         outputs = {"etrecord": etrecord},
+        per_machine = per_machine(checked.backends),
     )
     kernels = ctx.attr.kernels + [str(target.label) for target in ctx.attr.kernel_lists]
 
@@ -323,6 +331,11 @@ PROGRAM_ATTRS = dict({
               "(with per-method backends, every backend any method names; set by the macro).",
     ),
     "per_method_backends": attr.bool(doc = "Whether the macro was given a dict of backends (set by the macro)."),
+    "backend_packages": attr.label_list(
+        allow_files = True,
+        doc = "The package repositories of the backends with a lock of their own (set by the " +
+              "macro from backends: only targets that name such a backend fetch one).",
+    ),
     "method_backends": attr.string_list_dict(doc = "The backends of each method (set by the macro)."),
     "weights": attr.string(
         default = LOWER_DEFAULTS["weights"],
@@ -408,4 +421,5 @@ def program_attrs(exported = None, methods = None, metadata = {}, kernels = DEFA
         backends = backends,
         per_method_backends = per_method,
         method_backends = method_backends,
+        backend_packages = backend_packages_labels(backends),
     )

@@ -1,0 +1,91 @@
+"""The backends a program may be lowered for, their options, their packages and where they run.
+
+One value per backend: `"xnnpack"`, or a backend with options, which the rules write as the
+backend's name followed by its options as JSON (`openvino{"device":"CPU","precision":"f32"}`;
+rules/private/backends.bzl, from the helpers `openvino(...)` and `coreml(...)` of defs.bzl). The
+rules check names and options at analysis against BACKENDS and OPTIONS (exporter_facts.bzl), and
+write every option of a backend that has options, defaults filled in, into the lowering's config
+(actions/registry.py's BackendOptions). Importing this module imports no torch.
+"""
+
+import dataclasses
+import typing
+from typing import Literal
+
+# Every backend `backends` takes, in the order the docs list them.
+BACKENDS = ("xnnpack", "openvino", "coreml")
+
+# The Python distributions a backend lowers with, beyond ExecuTorch: the manifest of a program
+# that uses the backend records their versions. XNNPACK's are ExecuTorch's own.
+PACKAGES = {
+    "xnnpack": (),
+    "openvino": ("openvino", "nncf"),
+    "coreml": ("coremltools",),
+}
+
+# Backends whose packages are not in the toolchain's lock: Bazel fetches each one's repository
+# (toolchain/backend_packages.bzl) only when a target names the backend.
+OWN_LOCK = ("openvino",)
+
+# Where a program of each backend runs on this machine kind (x86-64 Linux): the numerics_test
+# runtimes it can take. Core ML programs run on Apple hardware only.
+RUNTIMES = {
+    "xnnpack": ("python", "native", "arm64"),
+    "openvino": ("python",),
+    "coreml": (),
+}
+
+# The runtimes of the portable runtime alone (backends = []).
+PORTABLE_RUNTIMES = ("python", "native", "arm64")
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenvinoOptions:
+    """openvino(...): OpenVINO's device and its inference precision hint (INFERENCE_PRECISION_HINT):
+    f32 keeps the error at XNNPACK's order on every CPU, where a CPU with bf16 units would
+    otherwise compute in bf16 (docs/backends.md). Each Literal lists the default first."""
+
+    device: Literal["CPU", "GPU", "NPU"] = "CPU"
+    precision: Literal["f32", "bf16", "f16"] = "f32"
+
+
+@dataclasses.dataclass(frozen=True)
+class CoremlOptions:
+    """coreml(...): coremltools' ComputeUnit (lower case), compute precision and ct.target."""
+
+    compute_units: Literal["all", "cpu_only", "cpu_and_gpu", "cpu_and_ne"] = "all"
+    precision: Literal["fp16", "fp32"] = "fp16"
+    minimum_deployment_target: Literal["iOS17", "iOS15", "iOS16", "iOS18", "iOS26"] = "iOS17"
+
+
+# {backend: its options' class}; a backend without options takes its name alone.
+OPTION_CLASSES = {"openvino": OpenvinoOptions, "coreml": CoremlOptions}
+
+
+def _option_values(cls):
+    hints = typing.get_type_hints(cls)
+    return {f.name: typing.get_args(hints[f.name]) for f in dataclasses.fields(cls)}
+
+
+# {backend: {option: allowed values, the default first}}, for the rules' checks.
+OPTIONS = {backend: _option_values(OPTION_CLASSES[backend]) if backend in OPTION_CLASSES else {}
+           for backend in BACKENDS}
+
+
+def runtimes_of(backends):
+    """The runtimes every one of `backends` runs in (all of them for the portable runtime)."""
+    allowed = set(PORTABLE_RUNTIMES)
+    for backend in backends:
+        allowed &= set(RUNTIMES.get(backend, ()))
+    return tuple(r for r in PORTABLE_RUNTIMES if r in allowed)
+
+
+@dataclasses.dataclass(frozen=True)
+class BackendOptions:
+    """A lowering config's "backend_options": each backend with options that the program uses,
+    every option given (the rules fill in the defaults). The key is absent for programs that
+    use only backends without options, so their configs keep their bytes."""
+
+    openvino: OpenvinoOptions | None = None
+    coreml: CoremlOptions | None = None
+

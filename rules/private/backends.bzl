@@ -1,0 +1,123 @@
+"""Backends as values: "xnnpack", or a backend with its options, openvino(...) or coreml(...).
+
+A value is a string, so that it goes wherever `backends` went before (one list, a dict per
+method, executorch_programs' variants, llm_program): the backend's name, then its options as
+JSON, `openvino{"device":"GPU"}`. The rules check each one at analysis against the exporter's
+facts (BACKENDS, BACKEND_OPTIONS, from exporter/core/backends.py) and write the options, defaults
+filled in, into the lowering's config. A backend with a lock of its own (BACKENDS_WITH_LOCK)
+brings the label of its packages' repository, which the macros add to the targets that name it:
+nothing else refers to that repository, so only those builds fetch it.
+"""
+
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKENDS_WITH_LOCK", "BACKEND_OPTIONS")
+
+def backend(name, **options):
+    """A backend with options, as `backends` takes it; openvino(...) and coreml(...) call it.
+
+    Args:
+      name: the backend, e.g. "openvino".
+      **options: its options; the rule checks names and values at analysis.
+
+    Returns:
+      The backend's value, a string: the name, then the options as JSON.
+    """
+    if not options:
+        return name
+    return name + json.encode({key: options[key] for key in sorted(options.keys())})
+
+def openvino(**options):
+    """OpenVINO (Intel CPUs, GPUs and NPUs), with its options (docs/backends.md).
+
+    Args:
+      **options: device: "CPU" (default), "GPU" or "NPU"; precision: OpenVINO's inference
+        precision hint, "f32" (default: the error stays at XNNPACK's order on every CPU),
+        "bf16" or "f16".
+
+    Returns:
+      The backend's value for `backends`, e.g. backends = [openvino(device = "GPU")].
+    """
+    return backend("openvino", **options)
+
+def coreml(**options):
+    """Core ML (iPhones, iPads and Macs), with its options (docs/backends.md).
+
+    Args:
+      **options: compute_units: "all" (default), "cpu_only", "cpu_and_gpu" or "cpu_and_ne";
+        precision: "fp16" (default) or "fp32"; minimum_deployment_target: "iOS17" (default),
+        "iOS15", "iOS16", "iOS18" or "iOS26".
+
+    Returns:
+      The backend's value for `backends`, e.g. backends = [coreml(precision = "fp32")].
+    """
+    return backend("coreml", **options)
+
+def backend_name(value):
+    """The backend a value names, unchecked (for the macros)."""
+    brace = value.find("{")
+    return value if brace < 0 else value[:brace]
+
+def parse_backend(where, value):
+    """(name, {option: value} with every option, defaults filled in) of a checked value.
+
+    Args:
+      where: the message prefix naming the target.
+      value: one item of `backends`.
+
+    Returns:
+      The backend's name and its options.
+    """
+    name = backend_name(value)
+    if name not in BACKENDS:
+        fail(where + "backends has {}; use one of {} (or [] for the portable runtime), e.g. openvino(device = \"CPU\")".format(repr(value), BACKENDS))
+    given = json.decode(value[len(name):]) if len(value) > len(name) else {}
+    allowed = BACKEND_OPTIONS[name]
+    for option, chosen in given.items():
+        if option not in allowed:
+            fail(where + "backend {} has no option {}; {}".format(name, repr(option), "its options are {}".format(sorted(allowed.keys())) if allowed else "it takes none"))
+        if chosen not in allowed[option]:
+            fail(where + "{}({} = {}) is not allowed; use one of {}".format(name, option, repr(chosen), allowed[option]))
+    return name, {option: given.get(option, values[0]) for option, values in allowed.items()}
+
+def parse_backends(where, values, options):
+    """The names of `values`, checked; adds each backend's options to `options` ({name: dict}).
+
+    Args:
+      where: the message prefix naming the target.
+      values: a list of backend values.
+      options: {backend name: options} so far; a backend must have the same options everywhere.
+
+    Returns:
+      The backends' names.
+    """
+    names = []
+    for value in values:
+        name, chosen = parse_backend(where, value)
+        if name in names:
+            fail(where + "backends names {} twice; name each backend once".format(name))
+        if name in options and options[name] != chosen:
+            fail(where + "backend {} has options {} in one method and {} in another; a program takes one set of options per backend".format(name, options[name], chosen))
+        if chosen:
+            options[name] = chosen
+        names.append(name)
+    return names
+
+def backend_packages_labels(values):
+    """The labels of the package repositories of the backends among `values` (for macros).
+
+    Args:
+      values: backend values, unchecked.
+
+    Returns:
+      A list of labels, e.g. ["@torch_export_backend_openvino//:packages"].
+    """
+    names = {backend_name(v): None for v in values}
+    return ["@torch_export_backend_{}//:packages".format(name) for name in BACKENDS_WITH_LOCK if name in names]
+
+# The backends whose compiled code is for the CPU that lowered it: OpenVINO's blob carries that
+# CPU's best instruction set and loads only on a CPU with the same (docs/caching.md,
+# "Per-machine programs"). Their actions stay off remote caches and executors.
+PER_MACHINE_BACKENDS = ["openvino"]
+
+def per_machine(names):
+    """Whether a program of these backends (names) is per machine."""
+    return bool([name for name in names if name in PER_MACHINE_BACKENDS])
