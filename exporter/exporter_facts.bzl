@@ -183,6 +183,7 @@ CONFIG_DEFAULTS = {
         "runtimes": [
             "python",
         ],
+        "backend_packages": [],
     },
 }
 

@@ -15,8 +15,10 @@ import hashlib
 import json
 import os
 import uuid
+from collections.abc import Callable
+from typing import Any
 
-from exporter.core.backends import BACKENDS, BackendOptions, CoremlOptions, OpenvinoOptions
+from exporter.core.backends import BACKENDS, OPTION_CLASSES, BackendOptions, CoremlOptions, OpenvinoOptions
 from exporter.core.errors import UserError
 
 
@@ -46,7 +48,8 @@ def _coreml(options: CoremlOptions):
     return CoreMLPartitioner(compile_specs=specs)
 
 
-_BUILDERS = {"xnnpack": _xnnpack, "openvino": _openvino, "coreml": _coreml}
+# Each takes its backend's options (None for XNNPACK, which has none).
+_BUILDERS: dict[str, Callable[[Any], Any]] = {"xnnpack": _xnnpack, "openvino": _openvino, "coreml": _coreml}
 
 
 def partitioners(backends, options: BackendOptions | None = None):
@@ -57,9 +60,7 @@ def partitioners(backends, options: BackendOptions | None = None):
         if backend not in _BUILDERS:  # the rule checks backends at analysis; this guards CLI use
             raise UserError(f"unknown backend {backend!r}; `backends` takes {list(BACKENDS)} or []")
         own = getattr(options, backend, None)
-        if own is None and backend != "xnnpack":
-            from exporter.core.backends import OPTION_CLASSES
-
+        if own is None and backend in OPTION_CLASSES:
             own = OPTION_CLASSES[backend]()
         found.append(_BUILDERS[backend](own))
     return found

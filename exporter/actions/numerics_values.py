@@ -18,7 +18,7 @@ import json
 
 import torch
 
-from exporter.core import output_tree, shape_spec
+from exporter.core import backend_site, output_tree, shape_spec
 from exporter.core.case_inputs import cases, full_sizes, make_inputs, runtime_inputs
 from exporter.formats import case_values, pt2, pte_inspect, value_file
 
@@ -200,4 +200,5 @@ def warm_up():
 
 def run(config):
     """Runs the action for a NumericsValuesConfig (outputs "values", "data")."""
+    backend_site.activate(config.backend_packages)
     case_values.write(compute(config), config.outputs["values"], config.outputs["data"])

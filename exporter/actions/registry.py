@@ -486,6 +486,8 @@ class NumericsValuesConfig(ActionConfig):
     inputs, arm64_inputs  the listed cases, and those of the arm64 run
     steps, method_programs   a stateful test's calls and each method's MethodConfig
     runtimes              the test's runtimes: "python" among them runs the Python runtime
+    backend_packages      the identity files of the program's backend package repositories
+                          (core/backend_site.py): OpenVINO's runtime library for the Python runtime
     """
 
     pte: str
@@ -504,3 +506,4 @@ class NumericsValuesConfig(ActionConfig):
     steps: tuple[dict, ...] = ()
     method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)
     runtimes: tuple[str, ...] = ("python",)
+    backend_packages: tuple[str, ...] = ()

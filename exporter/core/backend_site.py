@@ -55,7 +55,7 @@ def _openvino_library():
 def versions(names):
     """{distribution: version} of the installed `names`, for the manifest; missing ones are
     None (a user's lock may leave a backend's packages out until a target names the backend)."""
-    found = {}
+    found: dict[str, str | None] = {}
     for name in names:
         try:
             found[name] = importlib.metadata.version(name)

@@ -9,7 +9,7 @@ brings the label of its packages' repository, which the macros add to the target
 nothing else refers to that repository, so only those builds fetch it.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKENDS_WITH_LOCK", "BACKEND_OPTIONS")
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKENDS_WITH_LOCK", "BACKEND_OPTIONS", "BACKEND_RUNTIMES")
 
 def backend(name, **options):
     """A backend with options, as `backends` takes it; openvino(...) and coreml(...) call it.
@@ -121,3 +121,22 @@ PER_MACHINE_BACKENDS = ["openvino"]
 def per_machine(names):
     """Whether a program of these backends (names) is per machine."""
     return bool([name for name in names if name in PER_MACHINE_BACKENDS])
+
+def check_backend_runtimes(where, runtimes, backends):
+    """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
+
+    Core ML programs run on Apple hardware only; OpenVINO's run in ExecuTorch's Python runtime,
+    but not yet in the native runner (docs/backends.md says why).
+
+    Args:
+      where: the message prefix naming the test.
+      runtimes: the test's runtimes.
+      backends: the backend names of the method under test.
+    """
+    for name in backends:
+        allowed = BACKEND_RUNTIMES.get(name, [])
+        if not allowed:
+            fail(where + "a {} program runs on Apple hardware only, and no runtime of this machine can run it; remove this numerics_test and test the program on a Mac or an iPhone (docs/backends.md)".format(name))
+        wrong = [r for r in runtimes if r not in allowed]
+        if wrong:
+            fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only (docs/backends.md); set runtimes = {}".format(wrong, name, allowed, allowed))

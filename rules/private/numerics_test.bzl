@@ -3,6 +3,7 @@
 load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
+load(":backends.bzl", "check_backend_runtimes")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
@@ -68,6 +69,7 @@ def _check(ctx, where, program, steps):
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, and \"arm64\" for the native runner built for arm64 (under qemu)".format(runtimes))
+    check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)

@@ -8,6 +8,7 @@ compares files with numpy and runs the native runners, without importing torch o
 """
 
 load("//rules:providers.bzl", "ExportedProgramInfo", "TorchModelInfo")
+load(":backends.bzl", "per_machine")
 load(":config_entries.bzl", "exported_config", "model_config")
 load(":exporter_action.bzl", "run_exporter")
 
@@ -79,6 +80,9 @@ def numerics_values(ctx, program, method, steps):
       entries, as Files.
     """
     config, files, model_files = numerics_entries(ctx, program, method, steps, runfiles = False)
+    if program.backend_packages:  # OpenVINO's runtime library, for the Python runtime
+        config["backend_packages"] = [f.path for f in program.backend_packages]
+        files = files + program.backend_packages
     values = ctx.actions.declare_file(ctx.label.name + ".values.json")
     data = ctx.actions.declare_file(ctx.label.name + ".values.etvals")
     run_exporter(
@@ -92,5 +96,6 @@ def numerics_values(ctx, program, method, steps):
         config = config,
         inputs = depset(files, transitive = [model_files]),
         outputs = {"values": values, "data": data},
+        per_machine = per_machine(program.backends),
     )
     return {"values": values, "values_data": data}

@@ -7,6 +7,7 @@
 - A model cannot read a file its target did not declare, in the worker as in the sandbox: the
   same one line in both, naming the file and the target to add it to.
 - A model cannot reach the network, in the sandbox or in the worker, and says so in one line.
+- A build of XNNPACK programs fetches no backend's packages (OpenVINO's have a lock of their own).
 - The container-image toolchain (//toolchain/remote) builds under the sandbox, without network,
   on an execution platform with exec_properties, and gives the same bytes.
 """
@@ -83,6 +84,14 @@ def test_action_needs_only_declared_inputs_and_writes_only_declared_outputs(
     assert _tree(scratch) - declared == {VENV_LINK}  # nothing written beside the outputs
     assert os.listdir(home) == [], "the exporter wrote under $HOME"
     assert os.listdir(tmp) == [], "the exporter left files in $TMPDIR (torch caches?)"
+
+
+def test_an_xnnpack_build_fetches_no_backend_packages(ws, built):
+    """OpenVINO's packages (@torch_export_backend_openvino, 7 wheels) are fetched only by a build
+    of a target that names openvino(...) (docs/backends.md, "Packages fetched only when used")."""
+    external = os.path.join(ws.info("output_base"), "external")
+    assert os.path.isdir(os.path.join(external, "torch_export_venv"))  # the build used the toolchain
+    assert not os.path.exists(os.path.join(external, "torch_export_backend_openvino"))
 
 
 @pytest.fixture

@@ -44,6 +44,7 @@ EXAMPLE_SOURCES = [
     "BUILD",  # //:update_goldens, the graph_snapshot_updates over every zoo package's
     "native/arm64/BUILD",  # arm64_binary and app_archive: the runner for arm64
     "tests/huggingface/BUILD",  # seq2seq_generation_test: the architectures table's T5 and Whisper
+    "tests/backends/BUILD",  # openvino(...) and coreml(...): the backends beside XNNPACK
 ]
 
 README = "README.md"

@@ -1,7 +1,7 @@
 """Every bad executorch_program fails analysis with one message that names it and the fix: a
 table of bad programs, each declared with its test in one row (bad_target_test_suite)."""
 
-load("//rules:defs.bzl", "executorch_program")
+load("//rules:defs.bzl", "coreml", "executorch_program", "openvino")
 load("//tests/starlark:bad_target_test.bzl", "bad_target_test_suite")
 
 # name: the bad program (its test is <name>_test); attrs: its executorch_program arguments;
@@ -81,7 +81,31 @@ BAD_PROGRAMS = [
     struct(
         name = "method_backend_unknown",
         attrs = dict(backends = {"forward": ["vulkan"]}, exported = "//tests/starlark:plain_ep"),
-        needles = ["backends has \"vulkan\"; use [\"xnnpack\"] (or [] for the portable runtime)"],
+        needles = ["backends has \"vulkan\"; use one of [\"xnnpack\", \"openvino\", \"coreml\"] (or [] for the portable runtime)"],
+    ),
+    # Backends as values (docs/backends.md): an unknown backend, option or value lists the allowed ones.
+    struct(
+        name = "backend_unknown",
+        attrs = dict(backends = ["openvno"], exported = "//tests/starlark:plain_ep"),
+        needles = ["backends has \"openvno\"; use one of [\"xnnpack\", \"openvino\", \"coreml\"] (or [] for the portable runtime)"],
+    ),
+    struct(
+        name = "backend_option_unknown",
+        attrs = dict(backends = [coreml(precison = "fp32")], exported = "//tests/starlark:plain_ep"),
+        needles = ["backend coreml has no option \"precison\"; its options are [\"compute_units\", \"minimum_deployment_target\", \"precision\"]"],
+    ),
+    struct(
+        name = "backend_option_value",
+        attrs = dict(backends = [openvino(device = "TPU")], exported = "//tests/starlark:plain_ep"),
+        needles = ["openvino(device = \"TPU\") is not allowed; use one of [\"CPU\", \"GPU\", \"NPU\"]"],
+    ),
+    struct(
+        name = "backend_options_differ_by_method",
+        attrs = dict(
+            backends = {"decode": [coreml(precision = "fp32")], "forward": [coreml()]},
+            methods = {"decode": "//tests/starlark:plain_ep", "forward": "//tests/starlark:plain_ep"},
+        ),
+        needles = ["backend coreml has options", "a program takes one set of options per backend"],
     ),
 ]
 
