@@ -5,19 +5,15 @@ the same on every run:
 - OpenVINO: ExecuTorch's OpenvinoBackend passes compile specs to openvino_compile as strings, so
   no spec can carry OpenVINO's config; the lowering hands it the precision hint
   (INFERENCE_PRECISION_HINT) itself.
-- Core ML: ExecuTorch names each delegate `executorch_<uuid4>`, and coremltools' model package
-  names its items by random UUIDs (Manifest.json): both become UUIDs derived from the package's
-  own bytes (same model, same name; the Core ML runtime caches compiled models by that name).
+- Core ML: the delegate's model package gets the same bytes on every run (actions/coreml_package.py
+  says what differed).
 """
 
 import contextlib
-import hashlib
-import json
-import os
-import uuid
 from collections.abc import Callable
 from typing import Any
 
+from exporter.actions import coreml_package
 from exporter.core.backends import BACKENDS, OPTION_CLASSES, BackendOptions, CoremlOptions, OpenvinoOptions
 from exporter.core.errors import UserError
 
@@ -97,75 +93,16 @@ def _openvino_config(chosen: OpenvinoOptions):
         preprocess.openvino_compile = original
 
 
-class _StableFlattener:
-    """executorchcoreml, whose flatten_directory_contents first renames by content."""
-
-    def __init__(self, module):
-        self._module = module
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
-
-    def flatten_directory_contents(self, folder):
-        stable_names(folder)
-        return self._module.flatten_directory_contents(folder)
-
-
 @contextlib.contextmanager
 def _coreml_names():
     from executorch.backends.apple.coreml.compiler import coreml_preprocess
 
     original = coreml_preprocess.executorchcoreml
-    coreml_preprocess.executorchcoreml = _StableFlattener(original)
+    coreml_preprocess.executorchcoreml = coreml_package.StableFlattener(original)
     try:
         yield
     finally:
         coreml_preprocess.executorchcoreml = original
-
-
-_RENAMED = ("metadata.json", "Manifest.json")
-
-
-def _digest(folder):
-    """sha256 of every file's relative path and bytes but the two that carry the names."""
-    digest = hashlib.sha256()
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            if name in _RENAMED:
-                continue
-            path = os.path.join(root, name)
-            digest.update(os.path.relpath(path, folder).encode() + b"\0")
-            with open(path, "rb") as f:
-                digest.update(hashlib.sha256(f.read()).digest())
-    return digest.hexdigest()
-
-
-def stable_names(folder):
-    """Renames a Core ML delegate's folder by its content: metadata.json's identifier and the
-    model package's item UUIDs (Manifest.json), each a UUID derived from the package's digest."""
-    digest = _digest(folder)
-    metadata_path = os.path.join(folder, "metadata.json")
-    with open(metadata_path) as f:
-        metadata = json.load(f)
-    metadata["identifier"] = "executorch_" + str(uuid.UUID(digest[:32]))
-    with open(metadata_path, "w") as f:
-        f.write(json.dumps(metadata))  # as ExecuTorch writes it: json.dumps of a dataclass
-    for root, _, files in os.walk(folder):
-        if "Manifest.json" in files:
-            _stable_manifest(os.path.join(root, "Manifest.json"), digest)
-
-
-def _stable_manifest(path, digest):
-    with open(path) as f:
-        text = f.read()
-    manifest = json.loads(text)
-    names = {old: str(uuid.UUID(hashlib.sha256(f"{digest}/{item['path']}".encode()).hexdigest()[:32]))
-             for old, item in manifest["itemInfoEntries"].items()}
-    manifest["itemInfoEntries"] = {names[old]: item for old, item in manifest["itemInfoEntries"].items()}
-    manifest["rootModelIdentifier"] = names[manifest["rootModelIdentifier"]]
-    with open(path, "w") as f:
-        f.write(json.dumps(manifest, indent=4, sort_keys=True) + ("\n" if text.endswith("\n") else ""))
 
 
 def openvino_targets(data):

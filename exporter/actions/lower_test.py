@@ -62,3 +62,32 @@ def test_a_corrupt_pt2_fails_in_one_line_naming_it(tmp_path, content):
         lower.lowered(config)
     message = str(error.value)
     assert "\n" not in message and message.startswith(f"{bad}: not a zip archive (a .pt2 is one)"), message
+
+
+
+# Lowers a small conv + linear model for Core ML and prints the .pte's sha256 (run in-process
+# and in a child).
+_COREML_LOWERING = """
+import hashlib, torch
+from exporter.actions import lower
+from exporter.core.backends import BackendOptions, CoremlOptions
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 4)).eval()
+ep = torch.export.export(model, (torch.randn(1, 3, 8, 8),))
+program, _ = lower.lower(ep, ["coreml"], backend_options=BackendOptions(coreml=CoremlOptions(precision="fp32")))
+print(hashlib.sha256(program.buffer).hexdigest())
+"""
+
+
+def test_a_coreml_program_has_the_same_bytes_in_two_processes(capsys):
+    """Core ML's uuid4 names, protobuf map order and conversion date (actions/coreml_package.py)
+    would make them differ: this process and a child with another hash seed, on one machine."""
+    import os
+    import subprocess
+    import sys
+
+    exec(_COREML_LOWERING, {})
+    here = capsys.readouterr().out.split()[-1]
+    child = subprocess.run([sys.executable, "-c", _COREML_LOWERING], check=True, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONHASHSEED=str(os.getpid() % 1000 + 1)))
+    assert child.stdout.split()[-1] == here
