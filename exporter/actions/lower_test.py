@@ -79,15 +79,36 @@ print(hashlib.sha256(program.buffer).hexdigest())
 """
 
 
-def test_a_coreml_program_has_the_same_bytes_in_two_processes(capsys):
+@pytest.fixture(scope="module")
+def coreml_program():
+    """(ExecuTorch's program, its sha256) of _COREML_LOWERING, run in this process."""
+    namespace: dict = {}
+    exec(_COREML_LOWERING.replace("print(", "digest = ("), namespace)
+    return namespace["program"], namespace["digest"]
+
+
+def test_a_coreml_program_has_the_same_bytes_in_two_processes(coreml_program):
     """Core ML's uuid4 names, protobuf map order and conversion date (actions/coreml_package.py)
     would make them differ: this process and a child with another hash seed, on one machine."""
     import os
     import subprocess
     import sys
 
-    exec(_COREML_LOWERING, {})
-    here = capsys.readouterr().out.split()[-1]
     child = subprocess.run([sys.executable, "-c", _COREML_LOWERING], check=True, capture_output=True, text=True,
                            env=dict(os.environ, PYTHONHASHSEED=str(os.getpid() % 1000 + 1)))
-    assert child.stdout.split()[-1] == here
+    assert child.stdout.split()[-1] == coreml_program[1]
+
+
+def test_a_coreml_delegate_is_a_model_package_with_the_model_inputs_and_outputs(coreml_program, tmp_path):
+    """What can be checked off Apple hardware: ExecuTorch's unflattening of the delegate gives a
+    model package that coremltools loads, with the exported model's input and output shapes."""
+    import coremltools as ct
+    from executorch.backends.apple.coreml import executorchcoreml
+
+    delegates = coreml_program[0].executorch_program.backend_delegate_data
+    assert len(delegates) == 1, delegates
+    assert executorchcoreml.unflatten_directory_contents(bytes(delegates[0].data), str(tmp_path))
+    spec = ct.utils.load_spec(str(tmp_path / "lowered_module" / "model.mlpackage"))
+    shapes = [[list(f.type.multiArrayType.shape) for f in fields]
+              for fields in (spec.description.input, spec.description.output)]
+    assert shapes == [[[1, 3, 8, 8]], [[1, 4]]]
