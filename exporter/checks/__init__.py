@@ -7,6 +7,7 @@ it departs; snapshot renders graphs and golden compares or rewrites goldens (sna
 draws a failing one's graphs side by side); budget checks
 sizes; bundled_cases runs a .bpte's cases.
 
-May import actions, core and formats. Nothing outside checks imports it, so it stays out of
-the toolchain's sources: editing a test runner rebuilds no program.
+May import actions, core, formats and reports (snapshot_diff draws with the reports' graphs,
+profile writes a report). Nothing outside checks imports it, so it stays out of the toolchain's
+sources: editing a test runner rebuilds no program.
 """
