@@ -36,18 +36,35 @@ _CACHE_VARIABLES = (
 
 _PREFIX = "rules_torch_export_"
 _OWNER = ".owner"  # locked while its folder is in use; the kernel drops the lock when the owner dies
-_owner_locks = []
+_owner_locks: dict[str, int] = {}  # folder -> the descriptor that holds its .owner lock
 
 
 def private_cache_dir():
     """Points every cache variable, TMPDIR and HOME at a fresh folder private to this run.
 
-    Call it before torch is imported. The caller removes the folder with remove_dir(). Bytecode
-    writing is switched off too: in unsandboxed runs the model's sources are the user's own
-    files, and __pycache__ beside them would be a write outside the action's outputs.
+    Call it before torch is imported. The caller removes the folder with remove_dir().
     """
+    root = new_private_dir()
+    enter_private_dir(root)
+    return root
+
+
+def new_private_dir():
+    """A fresh folder private to one run, held (its .owner lock) by this process until
+    remove_dir(). The worker makes one per request before forking its child, and removes it
+    after: inside the child's mount namespace the folder is a mount point (namespaces.py), which
+    nothing there can remove."""
     root = tempfile.mkdtemp(prefix=_PREFIX)
     _hold_owner_lock(root)
+    return root
+
+
+def enter_private_dir(root):
+    """Points every cache variable, TMPDIR and HOME at root. Call it before torch is imported.
+
+    Bytecode writing is switched off too: in unsandboxed runs the model's sources are the user's
+    own files, and __pycache__ beside them would be a write outside the action's outputs.
+    """
     for name in _CACHE_VARIABLES:
         path = os.path.join(root, name.lower())
         os.makedirs(path, exist_ok=True)
@@ -55,7 +72,6 @@ def private_cache_dir():
     os.environ["TMPDIR"] = root
     tempfile.tempdir = root
     sys.dont_write_bytecode = True
-    return root
 
 
 def block_network():
@@ -125,11 +141,19 @@ def _hold_owner_lock(root):
 
     fd = os.open(os.path.join(root, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    _owner_locks.append(fd)
+    _owner_locks[root] = fd
+
+
+def forget_owner_locks():
+    """In a forked child that closed the descriptors it inherited: the parent holds those locks."""
+    _owner_locks.clear()
 
 
 def remove_dir(path):
     shutil.rmtree(path, ignore_errors=True)
+    fd = _owner_locks.pop(path, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def sweep_dead_private_dirs(folder=None):

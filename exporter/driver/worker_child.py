@@ -52,6 +52,7 @@ def _keep_only(fd):
             except OSError:
                 pass  # the listing's own descriptor, closed already
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # stdin carries the parent's requests
+    isolation.forget_owner_locks()
 
 
 def _run_here(work_request, execroot, cache_dir, log_dir, gaps):
@@ -68,7 +69,6 @@ def _run_here(work_request, execroot, cache_dir, log_dir, gaps):
             return 1, f"exporter worker: cannot set up the request's inputs: {e}\n"
     code, text = request.run(arguments, output_root=execroot, gaps=gaps, log_dir=log_dir)
     os.chdir(execroot)
-    isolation.remove_dir(cache_dir)
     return code, text
 
 
@@ -83,8 +83,8 @@ def _answer(fd, code, text):
     os._exit(0)  # skip atexit handlers and buffers inherited from the parent
 
 
-def _child(work_request, execroot, peek, parent, write_end):
-    """The forked child's life; never returns."""
+def _child(work_request, execroot, peek, cache_dir, parent, write_end):
+    """The forked child's life, in the private folder cache_dir; never returns."""
     os.setpgid(0, 0)  # a group of its own: the parent kills the group (where no PID namespace can be had)
     namespaces.die_with_parent(lambda: os.getppid() == parent)  # no orphan writes outputs later
     _keep_only(write_end)
@@ -92,7 +92,7 @@ def _child(work_request, execroot, peek, parent, write_end):
     code, text = 1, "exporter worker: the request did not finish\n"
     try:
         log_dir = None if "log" in peek.roles else isolation.private_log_dir()
-        cache_dir = isolation.private_cache_dir()
+        isolation.enter_private_dir(cache_dir)
         gaps = isolation.contain([cache_dir, log_dir, *peek.output_dirs])
         if isolation.PROCESSES not in gaps:
             namespaces.run_in_pid_namespace(
@@ -115,10 +115,11 @@ class Child:
         self.stopped = None  # why the parent killed it, if it did: its answer, or "" for none
         self.data = b""
         execroot, parent = os.getcwd(), os.getpid()
+        self.private = isolation.new_private_dir()  # removed here once the child is gone
         read_end, write_end = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
-            _child(work_request, execroot, peek, parent, write_end)
+            _child(work_request, execroot, peek, self.private, parent, write_end)
         os.close(write_end)
         self.fd = read_end
 
@@ -150,6 +151,7 @@ class Child:
         """Reaps the child; returns its WorkResponse, or None if it gets none (see stop)."""
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
+        isolation.remove_dir(self.private)
         if self.stopped == "":
             return None
         code, output = (1, self.stopped) if self.stopped else _result(self.data, status, self.peek)
