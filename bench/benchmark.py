@@ -162,7 +162,7 @@ def measure(ws, labels, edit, disk_cache, scratch):
 
 
 # Two lowerings at once give about 1.7 times the throughput of one on this 2-core machine
-# (README, "Speed"): the cores' effective parallelism for the per-model work.
+# (docs/performance.md, "Speed"): the cores' effective parallelism for the per-model work.
 EFFECTIVE_CORES = 1.7
 
 

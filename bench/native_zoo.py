@@ -1,5 +1,5 @@
 """The zoo's native latency table: runs every benchmark in ZOO_BENCHMARKS (bench/BUILD) and
-prints one Markdown row per program, the README's "Native latency" table.
+prints one Markdown row per program, docs/performance.md's "Native latency" table.
 
     ./bazelw run //bench:native_zoo
 

@@ -63,6 +63,16 @@ EXPORTER_ACTIONS = {
         "worker": "",
         "remote": True,
     },
+    "snapshot_text": {
+        "mnemonic": "GraphSnapshot",
+        "worker": "export",
+        "remote": True,
+    },
+    "numerics_values": {
+        "mnemonic": "NumericsValues",
+        "worker": "export",
+        "remote": True,
+    },
 }
 
 REPORT_ACTIONS = [
@@ -152,6 +162,29 @@ CONFIG_DEFAULTS = {
         "budgets": [],
         "numerics": [],
     },
+    "snapshot_text": {
+        "pte": None,
+        "spec": None,
+    },
+    "numerics_values": {
+        "ptd": None,
+        "method": "forward",
+        "exported_label": None,
+        "pt2": None,
+        "pt2_manifest": None,
+        "spec": None,
+        "reference": "eager",
+        "model": None,
+        "reference_program": None,
+        "calibration": None,
+        "inputs": [],
+        "arm64_inputs": [],
+        "steps": [],
+        "method_programs": {},
+        "runtimes": [
+            "python",
+        ],
+    },
 }
 
 EXPORTER_MODULES = {
@@ -163,6 +196,7 @@ EXPORTER_MODULES = {
     "numerics": "exporter.checks.numerics",
     "profile": "exporter.checks.profile",
     "pte_inspect": "exporter.formats.pte_inspect",
+    "seq2seq": "exporter.checks.seq2seq",
     "shared_budget": "exporter.checks.shared_budget",
     "steps": "exporter.checks.steps",
 }
@@ -219,12 +253,6 @@ WEIGHTS = [
     "external",
 ]
 
-KERNEL_LIBRARIES = [
-    "portable",
-    "optimized",
-    "quantized",
-]
-
 TOKENIZER_FORMATS = [
     "huggingface",
     "sentencepiece",
@@ -247,3 +275,17 @@ REPRODUCIBLE_MATH_ENV = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "MKL_CBWR": "AVX2,STRICT",
 }
+
+HF_TASKS = {
+    "feature-extraction": "text",
+    "fill-mask": "text",
+    "text-classification": "text",
+    "token-classification": "text",
+    "image-classification": "image",
+    "object-detection": "image",
+    "automatic-speech-recognition": "audio",
+    "text2text-generation": "seq2seq",
+    "text-generation": "decoder",
+}
+
+HF_MODEL_ENTRY = "exporter.core.hf_models:build"

@@ -16,6 +16,12 @@ import sys
 
 BZL = "exporter/exporter_facts.bzl"
 
+# The facts the toolchain's repository rules load, in a file of their own: Bazel runs a repository
+# rule again (for the venv: a pip install of minutes) whenever a .bzl file it loads changes, so the
+# repositories must not load exporter_facts.bzl, which changes with every new action or value.
+REPOSITORY_BZL = "exporter/repository_facts.bzl"
+REPOSITORY_FACTS = ("KERNEL_LIBRARIES",)
+
 
 def _json_value(value):
     return list(value) if isinstance(value, tuple) else value
@@ -44,7 +50,7 @@ def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
     from exporter.actions import eager_quantize, lower, quantize, registry, tokenizer
     from exporter.checks import contract
-    from exporter.core import determinism, dtypes, kernels, shape_spec
+    from exporter.core import determinism, dtypes, hf_models, kernels, shape_spec
 
     return {
         # command -> the Bazel mnemonic its rule gives the action, whether the rule offers the
@@ -73,6 +79,9 @@ def facts():
         "BUNDLED_REFERENCES": list(registry.BUNDLED_REFERENCES),
         "NUMERICS_REFERENCES": list(contract.NUMERICS_REFERENCES),
         "REPRODUCIBLE_MATH_ENV": determinism.REPRODUCIBLE_MATH_ENV,
+        # hf_model's tasks -> the kind of inputs its shape spec is derived from, and its entry.
+        "HF_TASKS": {task: kind for task, (_, kind) in hf_models.TASKS.items()},
+        "HF_MODEL_ENTRY": registry.HF_MODEL_ENTRY,
     }
 
 
@@ -96,15 +105,17 @@ def _starlark(value, indent=""):
     return json.dumps(value)
 
 
-def render():
-    """The text of exporter_facts.bzl."""
+def render(path=BZL):
+    """The text of exporter_facts.bzl, or of repository_facts.bzl (REPOSITORY_FACTS only)."""
+    what = "the toolchain's repository rules" if path == REPOSITORY_BZL else "the rules"
     lines = [
-        '"""What the exporter\'s Python defines that the rules use (generated from',
+        f'"""What the exporter\'s Python defines that {what} use (generated from',
         "exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit by hand;",
         '//exporter:facts_test checks that it is current)."""',
     ]
     for name, value in facts().items():
-        lines += ["", f"{name} = {_starlark(value)}"]
+        if (name in REPOSITORY_FACTS) == (path == REPOSITORY_BZL):
+            lines += ["", f"{name} = {_starlark(value)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -114,9 +125,10 @@ def main(argv):
         print("facts.py writes into the source tree; run it with `bazel run //exporter:update_exporter_facts`",
               file=sys.stderr)
         return 2
-    with open(os.path.join(workspace, BZL), "w", encoding="utf-8") as f:
-        f.write(render())
-    print(f"wrote {BZL}")
+    for path in (BZL, REPOSITORY_BZL):
+        with open(os.path.join(workspace, path), "w", encoding="utf-8") as f:
+            f.write(render(path))
+        print(f"wrote {path}")
     return 0
 
 

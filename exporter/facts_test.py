@@ -4,6 +4,7 @@ the rules accept (dtypes, hints, backends, IRs, quantizers, schemes, kernel libr
 
 import ast
 import importlib
+import os
 
 import pytest
 
@@ -13,6 +14,7 @@ from exporter import facts
 from exporter.actions import registry
 
 PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/exporter_facts.bzl")
+REPOSITORY_PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/repository_facts.bzl")
 
 
 def _values():
@@ -22,10 +24,22 @@ def _values():
             for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
 
 
-def test_the_committed_file_is_current():
-    with open(PATH, encoding="utf-8") as f:
-        committed = f.read()
-    assert committed == facts.render(), "exporter/exporter_facts.bzl is stale: bazel run //exporter:update_exporter_facts"
+def test_the_committed_files_are_current():
+    for path, name in ((PATH, facts.BZL), (REPOSITORY_PATH, facts.REPOSITORY_BZL)):
+        with open(path, encoding="utf-8") as f:
+            committed = f.read()
+        assert committed == facts.render(name), f"{name} is stale: bazel run //exporter:update_exporter_facts"
+
+
+def test_the_repository_rules_load_only_their_own_facts():
+    """A repository rule runs again when a .bzl it loads changes: the venv's would reinstall."""
+    toolchain = os.path.dirname(Runfiles.Create().Rlocation("rules_torch_export/toolchain/venv_repository.bzl"))
+    for name in sorted(os.listdir(toolchain)):
+        if name.endswith(".bzl"):
+            with open(os.path.join(toolchain, name), encoding="utf-8") as f:
+                assert "exporter_facts.bzl" not in f.read(), f"toolchain/{name} loads exporter_facts.bzl"
+    with open(REPOSITORY_PATH, encoding="utf-8") as f:
+        assert "KERNEL_LIBRARIES = [" in f.read()
 
 
 def test_the_file_holds_every_action_with_its_mnemonic():
@@ -40,7 +54,9 @@ def test_the_file_holds_every_action_with_its_mnemonic():
 def test_quantize_and_etrecord_run_in_the_export_and_lowering_workers():
     actions = _values()["EXPORTER_ACTIONS"]
     workers = {command: a["worker"] for command, a in actions.items() if a["worker"]}
-    assert workers == {"export": "export", "quantize": "export", "lower": "lower", "etrecord": "lower"}
+    assert workers == {"export": "export", "quantize": "export", "lower": "lower", "etrecord": "lower",
+                       # the tests' build actions (numerics values, snapshot texts) in the export's
+                       "snapshot_text": "export", "numerics_values": "export"}
 
 
 def test_an_action_shares_only_a_worker_that_exists():

@@ -1,6 +1,7 @@
 """executorch_benchmark: //models/gru:gru_pte.benchmark runs the program natively and reports
-what the README's table shows. No speed is asserted (the machines are noisy), only that the
-figures are there and agree with what the build knows: planned memory with the budget's."""
+what docs/performance.md's "Native latency" table shows. No speed is asserted (the machines are
+noisy), only that the figures are there and agree with what the build knows: planned memory with
+the budget's."""
 
 import json
 import subprocess

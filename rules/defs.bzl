@@ -44,6 +44,7 @@ load(
     _graph_snapshot_test = "graph_snapshot_test",
     _graph_snapshot_updates = "graph_snapshot_updates",
 )
+load("//rules/private:hf_model.bzl", _hf_model = "hf_model")
 load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
 load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
 load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
@@ -52,6 +53,7 @@ load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _ste
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:program_report.bzl", _ProgramDashboardInfo = "ProgramDashboardInfo", _program_dashboard = "program_dashboard")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
+load("//rules/private:seq2seq_generation_test.bzl", _seq2seq_generation_test = "seq2seq_generation_test")
 load(
     "//rules/private:shape_spec.bzl",
     _AUTO = "AUTO",
@@ -67,6 +69,9 @@ load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
 load("//rules/private:torch_quantize.bzl", _torch_quantize = "torch_quantize")
 
 torch_model = _torch_model
+
+# A Hugging Face transformers model by task, from a config or a checkpoint folder (docs/huggingface.md).
+hf_model = _hf_model
 shape_spec = _shape_spec
 tensor = _tensor
 dim = _dim
@@ -85,6 +90,9 @@ executorch_programs = _executorch_programs
 # Language models for ExecuTorch's LLM runner (docs/llm.md).
 tokenizer = _tokenizer
 llm_program = _llm_program
+
+# An encoder-decoder program's greedy tokens against the eager model's (docs/huggingface.md).
+seq2seq_generation_test = _seq2seq_generation_test
 llm_generation_test = _llm_generation_test
 
 # Many programs, one set of weights: LoRA adapters over a base model, whose programs share the

@@ -1,6 +1,6 @@
 """The repository rule that builds the toolchain's Python venv from requirements.lock."""
 
-load("//exporter:exporter_facts.bzl", "KERNEL_LIBRARIES")
+load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load(":native_runtime.bzl", "NATIVE_LIBRARIES", "native_headers_build")
 
 _LAUNCHER = """#!/bin/sh

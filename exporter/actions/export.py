@@ -2,7 +2,7 @@
 
 import torch
 
-from exporter.core import export_errors, manifest, ranges, shape_spec
+from exporter.core import export_errors, manifest, output_tree, ranges, shape_spec
 from exporter.formats import pt2
 from exporter.core.errors import Context, UserError, fix
 from exporter.core.model_loader import load_model
@@ -133,8 +133,20 @@ def warm_up(then=None):
             then(pt2.load(path))
 
 
+def _check_strict(config):
+    """An hf_model module with a static KV cache exports only strictly (core/hf_models.py)."""
+    from exporter.core import hf_models
+
+    cached = config.model.kind == "hf_model" and hf_models.static_cache(config.model.init_args)
+    if cached and not config.options.strict:
+        raise UserError(f"hf_model {config.model.label}: {cached} keeps a static KV cache, which exports "
+                        f"only with strict = True; set strict = True on the llm_program or torch_export "
+                        f"that exports it ({config.label})")
+
+
 def run(config):
     """Runs the action for an ExportConfig."""
+    _check_strict(config)
     module = load_model(config.model)
     extra = {}
     if config.options.quantize:
@@ -145,6 +157,7 @@ def run(config):
     spec = config.spec
     inputs = shape_spec.build_inputs(spec, module.forward, config.spec_label)
     ep = _export(module, inputs, config)
+    extra.update(_outputs_record(ep))
     dims, range_constraints, specialised = ranges.report(ep, inputs, spec)
     _check_specialised(specialised, config)
     ep = apply_ir(ep, config.options, config.label)
@@ -153,6 +166,20 @@ def run(config):
         "export": config.options.to_json(),
         **extra,
     })
+
+
+def _outputs_record(ep):
+    """Makes ep's outputs loadable without the model's classes (core/output_tree.py) and returns the
+    manifest's "outputs" record: their names and the containers rewritten as dicts. Empty for a
+    program whose outputs have no names, so that its manifest keeps its bytes."""
+    replaced = output_tree.make_plain(ep)
+    names = output_tree.program_names(ep)
+    if not names and not replaced:
+        return {}
+    record = {"names": names} if names else {}
+    if replaced:
+        record["containers"] = replaced
+    return {"outputs": record}
 
 
 def _model_record(model):

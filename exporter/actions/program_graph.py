@@ -232,14 +232,15 @@ class _Method:
                 outputs = list(torch.fx.node.map_aggregate(node.args[0], lambda n: n))
                 if outer_args is not None:
                     return [self.ids.get(n) for n in outputs]
-                for n in outputs:
+                keys = _output_keys(ep, len(outputs))
+                for n, key in zip(outputs, keys):
                     if isinstance(n, torch.fx.Node):
-                        self._output(n)
+                        self._output(n, key)
         return []
 
-    def _output(self, node):
+    def _output(self, node, key=None):
         produced = self.ids.get(node)
-        self.nodes.append({"id": f"n{len(self.nodes)}", "kind": "output", "name": node.name, "op": None,
+        self.nodes.append({"id": f"n{len(self.nodes)}", "kind": "output", "name": key or node.name, "op": None,
                            "inputs": [produced] if isinstance(produced, str) else [],
                            "values": _values(node, self.sizes), "partition": None,
                            "module": "", "module_type": ""})
@@ -294,6 +295,16 @@ def method_record(ep, names):
     return {"nodes": method.nodes, "partitions": method.partitions,
             "weights": sorted(method.weights.values(), key=lambda w: w["name"]),
             "memory": memory_plan(ep)}
+
+
+def _output_keys(ep, count):
+    """Each of the graph's count outputs' name in the model's outputs ("logits"; None for a
+    mutated buffer, and for every output of a program whose outputs have no names): the user
+    outputs come last (core/output_tree.py)."""
+    from exporter.core import output_tree
+
+    names = output_tree.program_names(ep) or []
+    return [None] * (count - len(names)) + list(names)
 
 
 def record(et_program, programs, specs, label):

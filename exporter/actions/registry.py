@@ -87,6 +87,9 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True,
 
 
 
+# The entry of every hf_model's torch_model (core/hf_models.py; exporter_facts.bzl carries it).
+HF_MODEL_ENTRY = "exporter.core.hf_models:build"
+
 # The values the rules accept for some config fields (exporter_facts.bzl carries them).
 IRS = ("training", "inference", "core_aten")
 WEIGHTS = ("inline", "external")
@@ -153,7 +156,9 @@ class ModelConfig(Config):
     @property
     def kind(self):
         """The rule, for messages."""
-        return "lora_model" if self.lora else "torch_model"
+        if self.lora:
+            return "lora_model"
+        return "hf_model" if self.entry.startswith(HF_MODEL_ENTRY) else "torch_model"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -440,3 +445,64 @@ class DashboardConfig(ActionConfig):
     summaries: tuple[str, ...] = ()
     budgets: tuple[str, ...] = ()
     numerics: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration(Config):
+    """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
+
+    label: str
+    batches: str
+
+
+@action("snapshot_text", "GraphSnapshot", worker="export")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SnapshotTextConfig(ActionConfig):
+    """GraphSnapshot: a graph_snapshot_test's text, rendered from its .pt2 and .pte (outputs
+    "text", "log"); actions/snapshot_text.py. In the export's worker, which has torch warm.
+
+    subject      the torch_export or executorch_program the text shows
+    pt2, pte     its .pt2, and its .pte or None (a torch_export's test)
+    spec         the export's shape spec, whose dims name the size symbols
+    """
+
+    subject: str
+    pt2: str
+    pte: str | None = None
+    spec: dict | None = None
+
+
+@action("numerics_values", "NumericsValues", worker="export")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NumericsValuesConfig(ActionConfig):
+    """NumericsValues: what a numerics_test compares, its calls' inputs, the reference's outputs
+    and the Python runtime's (outputs "values", "data", "log"); actions/numerics_values.py. In
+    the export's worker, which loads models and has torch warm; its warm-up adds ExecuTorch's
+    Python runtime. The fields are those of the test's config (checks/contract.py's
+    NumericsConfig) that decide the values, with execroot paths:
+
+    pte, ptd, method      the program, its .ptd or None, the method under test
+    exported_label, pt2, pt2_manifest, spec   the method's torch_export, .pt2, manifest, spec
+    reference, model, reference_program       what computes the expected outputs
+    calibration           Calibration of a quantized program, or None
+    inputs, arm64_inputs  the listed cases, and those of the arm64 run
+    steps, method_programs   a stateful test's calls and each method's MethodConfig
+    runtimes              the test's runtimes: "python" among them runs the Python runtime
+    """
+
+    pte: str
+    ptd: str | None = None
+    method: str = "forward"
+    exported_label: str | None = None
+    pt2: str | None = None
+    pt2_manifest: str | None = None
+    spec: dict | None = None
+    reference: str = "eager"
+    model: ModelConfig | None = None
+    reference_program: dict | None = None
+    calibration: Calibration | None = None
+    inputs: tuple[dict, ...] = ()
+    arm64_inputs: tuple[dict, ...] = ()
+    steps: tuple[dict, ...] = ()
+    method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)
+    runtimes: tuple[str, ...] = ("python",)

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from exporter.actions.registry import ModelConfig
+from exporter.actions.registry import Calibration, ModelConfig
 from exporter.core.typed_json import Config, inline
 
 
@@ -42,6 +42,7 @@ MODULES = {
     "numerics": "exporter.checks.numerics",  # numerics_test
     "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
     "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
+    "seq2seq": "exporter.checks.seq2seq",  # seq2seq_generation_test
     "shared_budget": "exporter.checks.shared_budget",  # foundation_budget_test
     "steps": "exporter.checks.steps",  # numerics_test(steps = [...])
 }
@@ -67,14 +68,6 @@ class Tolerances(Config):
     @property
     def set(self):
         return self.rtol is not None or self.atol is not None
-
-
-@dataclasses.dataclass(frozen=True)
-class Calibration(Config):
-    """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
-
-    label: str
-    batches: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +106,9 @@ class NumericsConfig(CheckConfig):
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
     arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
+    values, values_data   the values the test compares, <name>.values.json and .etvals, which
+                          its build action computes (actions/numerics_values.py); None: the
+                          test computes them itself (a run outside Bazel)
     """
 
     program: str
@@ -140,6 +136,8 @@ class NumericsConfig(CheckConfig):
     native_runner_label: str | None = None
     arm64_runner: str | None = None
     arm64_inputs: tuple[dict, ...] = ()
+    values: str | None = None
+    values_data: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -152,6 +150,8 @@ class SnapshotConfig(CheckConfig):
     update_target     the `bazel run` target that rewrites the golden
     dot, dot_version  graphviz's launcher and version file, which draw a failing test's graphs
                       side by side (snapshot_diff.py); None: the text diff only
+    text              the text itself, which the test's build action renders
+                      (actions/snapshot_text.py); None: the test renders it (torch imports then)
     """
 
     subject: str
@@ -162,6 +162,7 @@ class SnapshotConfig(CheckConfig):
     spec: dict | None = None
     dot: str | None = None
     dot_version: str | None = None
+    text: str | None = None
     kind = "snapshot"
 
 
@@ -238,6 +239,26 @@ class GenerationTestConfig(CheckConfig):
     native_runner_label: str
     ptd: str | None = None
     arm64_runner: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Seq2SeqGenerationConfig(CheckConfig):
+    """seq2seq_generation_test: an encoder-decoder program's greedy tokens against eager's.
+
+    program, pte, ptd   the program (methods encoder and decoder), its .pte and .ptd or None
+    model               RunfilesModelConfig of the whole eager model (hf_model's <name>)
+    encoder_spec        the encoder method's shape spec (the inputs' shapes and dtypes)
+    cases               how many seeded inputs; odd ones take each dynamic dim at its max
+    max_new_tokens      tokens to generate per input
+    """
+
+    program: str
+    pte: str
+    model: RunfilesModelConfig
+    encoder_spec: dict
+    cases: int = 2
+    max_new_tokens: int = 8
+    ptd: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,11 +25,16 @@ def _load_config(path):
 
 
 def render(config):
-    """The golden text of a config: a budget's figures, or the snapshot of its .pt2 (and .pte)."""
+    """The golden text of a config: a budget's figures, or the snapshot of its .pt2 (and .pte),
+    which the test's build action wrote (actions/snapshot_text.py): config.text. A config that
+    names no text (a run outside Bazel) renders it here, importing torch."""
     if config.kind == "budget":  # program_budget_test; it checks the golden itself
         from exporter.checks import budget
 
         return budget.golden_text(config)
+    if config.text:
+        with open(config.text, encoding="utf-8") as f:
+            return f.read()
     from exporter.checks import snapshot
     from exporter.formats import pt2
 

@@ -13,8 +13,6 @@ import subprocess
 import tempfile
 import time
 
-from exporter.checks import etvals
-
 # When this check started: a test's timeout (TEST_TIMEOUT) counts from about then.
 _STARTED = time.monotonic()
 
@@ -48,9 +46,14 @@ def _start(command):
                           f"runner itself (runtimes = [..., \"arm64\"])") from None
 
 
-def run_calls(config, calls, runner=None):
+def run_calls(config, calls, runner=None, files=None):
     """[(method, inputs)] -> [outputs] of each call, from one run of `runner` (default
-    config.native_runner)."""
+    config.native_runner). files writes and reads the value files: checks.etvals (torch
+    tensors, the default) or formats.value_file (numpy, numerics_test's)."""
+    if files is None:
+        from exporter.checks import etvals
+
+        files = etvals
     with tempfile.TemporaryDirectory(prefix="native-") as folder:
         command = [os.path.abspath(runner or config.native_runner), config.pte, *deadline_arguments()]
         if config.ptd:
@@ -58,7 +61,7 @@ def run_calls(config, calls, runner=None):
         outputs = []
         for index, (method, inputs) in enumerate(calls):
             given, got = os.path.join(folder, f"in{index}.etvals"), os.path.join(folder, f"out{index}.etvals")
-            etvals.write(given, list(inputs))
+            files.write(given, list(inputs))
             command += ["--call", f"{method}={given}:{got}"]
             outputs.append(got)
         result = _start(command)
@@ -66,4 +69,4 @@ def run_calls(config, calls, runner=None):
             lines = [line for line in result.stderr.splitlines() if line.startswith(("et_runner:", "rules_torch_export:"))]
             reason = lines[-1] if lines else (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[-1]
             raise NativeError(reason)
-        return [etvals.read(path) for path in outputs]
+        return [files.read(path) for path in outputs]

@@ -6,19 +6,22 @@ Inputs are seeded and cover every dynamic dim at its min, its tracing example an
 absolute error, and the worst relative error over elements whose expected magnitude exceeds
 atol. A case fails when any element has |actual - expected| > atol + rtol * |expected|
 (torch.allclose's rule), when shapes or dtypes differ, or when the runtime rejects the input.
+
+The inputs, the reference's outputs and the Python runtime's outputs come from the test's build
+action (actions/numerics_values.py, in the warm worker), so the test imports numpy, not torch or
+ExecuTorch: it compares, runs the native runners, and imports torch only to explain a failure
+(divergence.py). A config that names no value files (a run outside Bazel) computes them here.
 """
 
-import json
 import math
 import sys
 import time
 
-import torch
+import numpy as np
 
-from exporter.checks import contract, differences
-from exporter.core import shape_spec
-from exporter.core.case_inputs import full_sizes, make_inputs, runtime_inputs
-from exporter.formats import pt2, pte_inspect
+from exporter.checks import arrays, contract, differences
+from exporter.core.case_inputs import cases, make_inputs  # noqa: F401  (numerics.cases, numerics.make_inputs)
+from exporter.formats import case_values
 
 # float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
 DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
@@ -41,50 +44,25 @@ def tolerances(config):
     return rtol, atol
 
 
-def cases(spec, ranges, extra):
-    """[(case name, {dim: size})]: all dims at min, at example, at max, then the listed ones."""
-    dims = spec.get("dims", {})
-    if not dims:
-        return [("static shapes", {})]
-    points = []
-    for point in ("min", "example", "max"):
-        sizes = {}
-        for name, d in sorted(dims.items()):
-            exported = ranges.get(name, {})
-            value = d.get("example") if point == "example" else exported.get(point, d.get(point))
-            sizes[name] = value if value is not None else d.get("example")
-        points.append((f"{point} " + ", ".join(f"{k}={v}" for k, v in sizes.items()), sizes))
-    for sizes in extra:
-        full = full_sizes(spec, sizes)
-        points.append(("listed " + ", ".join(f"{k}={v}" for k, v in sorted(full.items())), full))
-    unique, seen = [], set()
-    for name, sizes in points:
-        key = tuple(sorted(sizes.items()))
-        if key not in seen:
-            seen.add(key)
-            unique.append((name, sizes))
-    return unique
-
-
 def shapes_text(values):
     """'[4, 3], [8, 0]': the sizes of the tensors a case feeds, so derived sizes show."""
-    return ", ".join(f"[{', '.join(map(str, v.shape))}]" for v in values if isinstance(v, torch.Tensor))
+    return ", ".join(f"[{', '.join(map(str, arrays.shape(v)))}]" for v in values if hasattr(v, "shape"))
 
 
 def compare(actual, expected, rtol, atol):
-    """(ok, report) for one output tensor."""
-    described = f"{str(expected.dtype).replace('torch.', '')}[{', '.join(map(str, expected.shape))}]"
-    if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        got = f"{str(actual.dtype).replace('torch.', '')}[{', '.join(map(str, actual.shape))}]"
-        return False, f"{described} expected, the runtime gave {got}"
-    a, e = actual.double(), expected.double()
-    both_nan = a.isnan() & e.isnan()  # NaN where the model gives NaN is a match
-    nan_mismatch = bool((a.isnan() != e.isnan()).any())
-    diff = torch.where(both_nan, torch.zeros_like(a), (a - e).abs())
-    worst_abs = float(diff.max()) if diff.numel() else 0.0
-    big = e.abs() > atol
-    worst_rel = float((diff[big] / e.abs()[big]).max()) if bool(big.any()) else 0.0
-    ok = not nan_mismatch and bool(((diff <= atol + rtol * e.abs()) | both_nan).all())
+    """(ok, report) for one output tensor (value-file Tensors, numpy arrays or torch tensors)."""
+    described = arrays.describe(expected)
+    if arrays.shape(actual) != arrays.shape(expected) or arrays.dtype_name(actual) != arrays.dtype_name(expected):
+        return False, f"{described} expected, the runtime gave {arrays.describe(actual)}"
+    a, e = arrays.float64(actual), arrays.float64(expected)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        both_nan = np.isnan(a) & np.isnan(e)  # NaN where the model gives NaN is a match
+        nan_mismatch = bool((np.isnan(a) != np.isnan(e)).any())
+        diff = np.where(both_nan, 0.0, np.abs(a - e))
+        worst_abs = float(diff.max()) if diff.size else 0.0
+        big = np.abs(e) > atol
+        worst_rel = float((diff[big] / np.abs(e)[big]).max()) if bool(big.any()) else 0.0
+        ok = not nan_mismatch and bool(((diff <= atol + rtol * np.abs(e)) | both_nan).all())
     report = f"{described}: worst abs error {worst_abs:.3g}, worst rel error {worst_rel:.3g}"
     if nan_mismatch:
         report += ", NaN where the reference has none (or the reverse)"
@@ -93,7 +71,8 @@ def compare(actual, expected, rtol, atol):
 
 def sqnr_db(actual, expected):
     """Signal-to-quantization-noise ratio in dB: 10 log10(sum e^2 / sum (a - e)^2)."""
-    e, noise = expected.double(), (actual.double() - expected.double())
+    e = arrays.float64(expected)
+    noise = arrays.float64(actual) - e
     signal, error = float((e * e).sum()), float((noise * noise).sum())
     if error == 0:
         return float("inf")
@@ -102,9 +81,11 @@ def sqnr_db(actual, expected):
 
 def top1_matches(actual, expected):
     """(rows whose argmax over the last axis agrees, rows), or None for fewer than 2 axes."""
-    if expected.dim() < 2 or actual.shape != expected.shape:
+    shape = arrays.shape(expected)
+    if len(shape) < 2 or arrays.shape(actual) != shape:
         return None
-    a, e = actual.reshape(-1, actual.shape[-1]), expected.reshape(-1, expected.shape[-1])
+    a = arrays.float64(actual).reshape(-1, shape[-1])
+    e = arrays.float64(expected).reshape(-1, shape[-1])
     return int((a.argmax(-1) == e.argmax(-1)).sum()), e.shape[0]
 
 
@@ -143,52 +124,6 @@ class Floors:
         return ok, f"top-1 agreement over all cases: {self.agree}/{self.rows} = {fraction:.3f}{floor}"
 
 
-def check_not_calibration(config, feeds):
-    """A quantized program is judged on inputs it was not calibrated on; raises if one was."""
-    from exporter.actions import calibrate
-
-    batches = calibrate.load(config.calibration.batches)
-    seen = [t for b in batches for t in torch.utils._pytree.tree_leaves(b) if isinstance(t, torch.Tensor)]
-    for name, feed in feeds:
-        for t in feed:
-            if isinstance(t, torch.Tensor) and any(c.shape == t.shape and torch.equal(c, t) for c in seen):
-                raise ValueError(
-                    f"case {name!r} feeds an input that is also a batch of calibration_data "
-                    f"{config.calibration.label}; calibrate on other data"
-                )
-
-
-def load_methods(config, names):
-    """{name: (execute(inputs) -> outputs, number of inputs)} of the program's methods, loaded
-    from one program as an app loads it, every one before the first call (a method's load
-    writes the initial value of the buffers it keeps, which its methods share). A program with
-    external weights loads its .ptd beside it."""
-    from executorch.runtime import Runtime
-
-    if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
-        pte_inspect.summarize_ptd(config.ptd)
-    program = Runtime.get().load_program(config.pte, data_path=config.ptd)
-    methods = {name: program.load_method(name) for name in names}
-    return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
-
-
-def load_method(config):
-    """(execute, number of inputs) of the method the test runs (see load_methods)."""
-    return load_methods(config, [config.method])[config.method]
-
-
-def reference_module(config, ep):
-    """(what computes the expected outputs, its description) for the test's reference."""
-    from exporter.core.model_loader import load_model
-
-    if config.reference == "exported":
-        return ep.module(), f"the exported program {config.exported_label}"
-    if config.reference == "program":
-        other = config.reference_program
-        return pt2.load(other["pt2"]).module(), f"the program {other['label']}"
-    return load_model(config.model), f"the eager model {config.model.label}"
-
-
 class Checks:
     """How a numerics_test judges outputs: elementwise tolerances and/or accuracy floors."""
 
@@ -198,6 +133,7 @@ class Checks:
         self.differences = differences.Differences()
         # With accuracy floors, elementwise tolerances apply only when the test sets them.
         self.elementwise = not self.floors.active or config.tolerances.set
+        self.output_names = None  # the model's names of the outputs (core/output_tree.py), when it has them
 
     def describe(self):
         checks = [f"rtol {self.rtol:g}, atol {self.atol:g}"] if self.elementwise else []
@@ -205,16 +141,14 @@ class Checks:
         checks += [f"top-1 agreement >= {self.floors.top1:g}"] if self.floors.top1 is not None else []
         return ", ".join(checks)
 
-    def case(self, name, execute, feed, expected, lines, runtime="python"):
-        """Runs one call in the runtime and compares it with expected; appends to lines (marked
-        [native] or [arm64] for a native runner's outputs)."""
-        expected = [t for t in torch.utils._pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+    def case(self, name, actual, expected, lines, runtime="python", rejected=None, output_names=None):
+        """Compares one call's outputs (None with `rejected`, the runtime's line refusing its
+        inputs) with expected; appends to lines (marked [native] or [arm64] for a native
+        runner's outputs). Outputs are named by output_names when given, else by index."""
         case = name
         name = name if runtime == "python" else f"{name} [{runtime}]"
-        try:
-            actual = list(execute(feed))
-        except Exception as e:  # The runtime raises RuntimeError with its error code.
-            lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {str(e).splitlines()[0]}")
+        if rejected is not None:
+            lines.append(f"  {name}: FAIL, the runtime rejected the inputs: {rejected}")
             return False
         self.differences.record(runtime, case, actual, expected)
         if len(actual) != len(expected):
@@ -228,27 +162,30 @@ class Checks:
                 above, measured = self.floors.check(a, want)
                 good, report = good and above, f"{report}, {measured}"
             ok &= good
-            lines.append(f"  {name}: output {index} {report}  {'ok' if good else 'FAIL'}")
+            names = output_names or self.output_names
+            output = names[index] if names and index < len(names) else index
+            lines.append(f"  {name}: output {output} {report}  {'ok' if good else 'FAIL'}")
         return ok
 
     def native(self, config, calls, lines, runtime="native"):
-        """Runs [(case name, method, inputs, expected)] in the native runner (runtime "native")
-        or its arm64 twin under qemu ("arm64"), in order, on one loaded program, and compares
-        each with its expected outputs; appends to lines."""
+        """Runs the calls (case_values.Calls) in the native runner (runtime "native") or its
+        arm64 twin under qemu ("arm64"), in order, on one loaded program, and compares each
+        with its expected outputs; appends to lines."""
         from exporter.checks import native
+        from exporter.formats import value_file
 
         arm64 = runtime == "arm64"
         runner = config.arm64_runner if arm64 else config.native_runner
         try:
-            outputs = native.run_calls(config, [(method, feed) for _, method, feed, _ in calls], runner)
+            outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], runner, value_file)
         except native.NativeError as e:
             what = f"arm64 runtime ({config.native_runner_label} for aarch64, under qemu)" if arm64 else \
                 f"native runtime ({config.native_runner_label})"
             lines.append(f"  {what}: FAIL, {e}")
             return False
         ok = True
-        for (name, _, feed, expected), got in zip(calls, outputs):
-            ok &= self.case(name, lambda _, got=got: got, feed, expected, lines, runtime)
+        for call, got in zip(calls, outputs):
+            ok &= self.case(call.name, got, call.expected, lines, runtime)
         return ok
 
     def runners(self, config, calls, lines, arm64_cases=None):
@@ -259,11 +196,20 @@ class Checks:
         if "native" in config.runtimes:
             ok &= self.native(config, calls, lines)
         if "arm64" in config.runtimes:
-            picked = [call for call in calls if arm64_cases is None or call[0] in arm64_cases]
+            picked = [call for call in calls if arm64_cases is None or call.name in arm64_cases]
             start = time.perf_counter()
             ok &= self.native(config, picked, lines, "arm64")
             self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
         self.differences.compare_cpus(lines)
+        return ok
+
+    def python(self, values, lines):
+        """Each call's inputs line and, when the Python runtime ran, its outputs compared."""
+        ok = True
+        for call in values.calls:
+            lines.append(f"  {call.name}: inputs {shapes_text(call.feed) or '(no tensors)'}")
+            if call.python is not None or call.python_error is not None:
+                ok &= self.case(call.name, call.python, call.expected, lines, rejected=call.python_error)
         return ok
 
     def finish(self, ok, config, lines, explain=None):
@@ -291,57 +237,43 @@ def runtimes_text(runtimes):
     return text + (" runtimes" if len(names) > 1 else " runtime")
 
 
-def arm64_case_names(config, every_case):
-    """The names of the cases the arm64 runner takes: those at config.arm64_inputs' sizes, or
-    None (all of them) when the test lists none. Emulation makes large cases slow."""
-    if not config.arm64_inputs:
-        return None
-    wanted = {tuple(sorted(full_sizes(config.spec, sizes).items())) for sizes in config.arm64_inputs}
-    return {name for name, sizes in every_case if tuple(sorted(sizes.items())) in wanted}
+def load_values(config):
+    """The CaseValues the test compares: its build action's files, or, for a config that names
+    none, computed here (torch and ExecuTorch import then). Raises the ValueError it records."""
+    if config.values:
+        values = case_values.read(config.values, config.values_data)
+    else:
+        from exporter.actions import numerics_values
+
+        values = numerics_values.compute(config)
+    if values.error is not None:
+        raise ValueError(values.error)
+    return values
+
+
+def explain(config, checks, inputs):
+    """The lines that name the first operators where the .pte departs (divergence.py), which
+    builds the cases again with torch: paid only by a failing test. inputs: the method's."""
+    from exporter.actions import numerics_values
+    from exporter.checks import divergence
+
+    prepared = numerics_values.prepare_cases(config, python=False, inputs=inputs)
+    runs = [(name, args, kwargs, feed) for name, _, args, kwargs, feed in prepared.calls]
+    return divergence.report(config, prepared.ep, prepared.reference, runs, checks.rtol, checks.atol)
 
 
 def run(config):
     """Runs every case; returns (ok, report text)."""
-    ep = pt2.load(config.pt2)
-    with open(config.pt2_manifest, encoding="utf-8") as f:
-        ranges = json.load(f).get("range_constraints", {})
-    reference, reference_name = reference_module(config, ep)
-    python = "python" in config.runtimes
-    if python:
-        execute, n_inputs = load_method(config)
-    else:  # a program only the native runner can run (an app's own kernels)
-        execute, n_inputs = None, len(ep.graph_signature.user_inputs)
+    values = load_values(config)
     checks = Checks(config)
+    checks.output_names = values.output_names
     lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes_text(config.runtimes)} "
-             f"vs {reference_name} ({checks.describe()})"]
-    ok = True
-    runs = []
-    module = ep.module()  # its signature names the arguments; built once, not per case
-    every_case = cases(config.spec, ranges, list(config.inputs) + list(config.arm64_inputs))
-    for name, sizes in every_case:
-        args, kwargs = shape_spec.call_arguments(ep, make_inputs(config.spec, sizes), module)
-        runs.append((name, args, kwargs, runtime_inputs(args, kwargs, n_inputs)))
-    if config.calibration:
-        check_not_calibration(config, [(name, feed) for name, _, _, feed in runs])
-    native_calls = []
-    for name, args, kwargs, feed in runs:
-        lines.append(f"  {name}: inputs {shapes_text(feed) or '(no tensors)'}")
-        with torch.no_grad():
-            expected = reference(*args, **kwargs)
-        if python:
-            ok &= checks.case(name, execute, feed, expected, lines)
-        native_calls.append((name, config.method, feed, expected))
-    python_ok = ok
-    ok &= checks.runners(config, native_calls, lines, arm64_case_names(config, every_case))
-
-    def explain():  # name the first operators where the .pte departs (divergence.py)
-        if python_ok:  # the Python runtime agreed: only the native run failed, and said why
-            return []
-        from exporter.checks import divergence
-
-        return divergence.report(config, ep, reference, runs, checks.rtol, checks.atol)
-
-    return checks.finish(ok, config, lines, explain)
+             f"vs {values.reference} ({checks.describe()})"]
+    python_ok = checks.python(values, lines)
+    arm64_cases = set(values.arm64_cases) if values.arm64_cases is not None else None
+    ok = python_ok & checks.runners(config, values.calls, lines, arm64_cases)
+    # Only the native run failed when the Python runtime agreed, and it said why.
+    return checks.finish(ok, config, lines, None if python_ok else lambda: explain(config, checks, values.inputs))
 
 
 def main(argv):

@@ -1,7 +1,7 @@
 """The visual diff of a failing graph_snapshot_test: the golden's graph and the actual one side by
 side, laid out by graphviz, with added, removed and changed nodes marked, and the text diff below.
 
-Both graphs are read back from the snapshot text (checks/snapshot.py), so a golden written by
+Both graphs are read back from the snapshot text (formats/graph_text.py), so a golden written by
 any earlier version can be drawn. Nodes are matched by what they compute, not by name: each
 node's key is its operator, its result type and the operators of its arguments, so a node
 inserted early (which renumbers every later `%add_N`) leaves the later nodes equal.

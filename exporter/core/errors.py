@@ -77,6 +77,7 @@ SUGGESTIONS = {
     "one_dynamic_size": "keep one dynamic size per input for XNNPACK",
     "dim_max": "give a dynamic size a max",
     "real_tensors": "compute with real tensors instead of complex ones",
+    "register_output_class": "register a forward's output class with torch.export.register_dataclass",
 }
 
 

@@ -194,10 +194,25 @@ def _shapes_text(spec):
     return ", ".join(parts) or "no tensors"
 
 
+_UNKNOWN_OUTPUT = re.compile(r"Found <class '([\w.]+)'> in output, which is not a known type")
+
+
+def _unknown_output(found, ctx):
+    qualified = found.group(1)
+    return (f"model {ctx.model} returns {qualified}, which torch.export cannot take apart (an "
+            f"unregistered container); "
+            + fix("register_output_class", f"register it with torch.export.register_dataclass("
+                                           f"{qualified.rsplit('.', 1)[-1]}) where the class is defined, "
+                                           f"or return a dict or tuple"))
+
+
 def explain(exc, ctx):
     """The one-line message for an exception raised by torch.export.export."""
     text = str(exc)
     name = type(exc).__name__
+    unknown_output = _UNKNOWN_OUTPUT.search(text)
+    if unknown_output:
+        return _unknown_output(unknown_output, ctx)
     if "Constraints violated" in text or name == "ConstraintViolationError":
         return _constraint_violation(text, ctx)
     if "Could not guard on data-dependent" in text or name == "GuardOnDataDependentSymNode":

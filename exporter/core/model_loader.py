@@ -134,6 +134,8 @@ def load_model(model):
     arguments = dict(model.init_args, **({"checkpoint_dir": model.checkpoint_dir} if model.checkpoint_dir else {}))
     try:
         module = factory(**arguments)
+    except UserError as e:  # an exporter-provided entry (hf_model's) says what to change
+        raise UserError(f"{model.kind} {model.label}: {e}") from None
     except TypeError as e:
         raise UserError(
             f"torch_model {model.label}: calling {model.entry!r} with init_args "

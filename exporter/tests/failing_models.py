@@ -2,6 +2,8 @@
 suggests, for exporter/actions/fixes_test.py. Each pair differs only by that change (the
 failing halves of some pairs live in stateful_models.py, spec_models.py and examples/tutorial)."""
 
+import dataclasses
+
 import torch
 from torch._higher_order_ops.while_loop import while_loop
 
@@ -140,3 +142,32 @@ class CondBranch(torch.nn.Module):
 
     def forward(self, x, y):
         return torch.cond(x > 2, lambda t: t.sin(), lambda t: t.cos(), (y,))
+
+
+@dataclasses.dataclass
+class Boxes:
+    """A forward's output class that no one registered with torch's pytree."""
+
+    corners: torch.Tensor
+
+
+@dataclasses.dataclass
+class RegisteredBoxes:
+    corners: torch.Tensor
+
+
+torch.export.register_dataclass(RegisteredBoxes, serialized_type_name="exporter.tests.failing_models.RegisteredBoxes")
+
+
+class ReturnsBoxes(torch.nn.Module):
+    """Returns an unregistered dataclass, which torch.export cannot trace."""
+
+    def forward(self, x):
+        return Boxes(x * 2)
+
+
+class ReturnsRegisteredBoxes(torch.nn.Module):
+    """ReturnsBoxes with its output class registered."""
+
+    def forward(self, x):
+        return RegisteredBoxes(x * 2)

@@ -12,7 +12,7 @@ With a golden, the macro also declares `<name>.update` and its alias `<name>_upd
 py_binary that rewrites the golden from the config (it takes `:<name>.config.json` as data).
 One Starlark test instead of a config rule plus a native py_test saves a target and two actions
 per test: 6 actions (its 2 writes, and Bazel's runfiles manifest, tree, middleman and test run)
-where there were 8 (README, "Scale").
+where there were 8 (docs/performance.md, "Scale").
 
 The pieces, used in this order by each rule's .bzl file:
 
@@ -28,6 +28,7 @@ The pieces, used in this order by each rule's .bzl file:
 """
 
 load("//rules:providers.bzl", "golden_update_info")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "macro_label", "message_prefix")
 load(":exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
 load(":runfiles.bzl", "rlocation")
@@ -76,14 +77,23 @@ def config_test_attrs(attrs, *shared):
         result.update(more)
     return result
 
-def config_test_rule(implementation, doc, attrs):
-    """A test rule (its name must end in _test) whose implementation ends with write_test_config."""
+def config_test_rule(implementation, doc, attrs, exporter = False):
+    """A test rule (its name must end in _test) whose implementation ends with write_test_config.
+
+    Args:
+      implementation: the rule's implementation.
+      doc: the rule's doc.
+      attrs: config_test_attrs(...).
+      exporter: whether the rule also runs exporter actions (run_exporter), which compute at
+        build time, in the warm worker, what the test compares (numerics_test's values, a
+        snapshot's text): the test then imports neither torch nor ExecuTorch.
+    """
     return rule(
         implementation = implementation,
         doc = doc,
         attrs = attrs,
         test = True,
-        toolchains = [_PYTHON_TOOLCHAIN],
+        toolchains = [_PYTHON_TOOLCHAIN] + ([TORCH_EXPORT_TOOLCHAIN_TYPE] if exporter else []),
     )
 
 def test_prefix(kind, ctx):

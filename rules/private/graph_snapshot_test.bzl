@@ -7,22 +7,46 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
 load(":checks.bzl", "macro_label")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "write_test_config")
+load(":exporter_action.bzl", "run_exporter")
 load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS")
+
+def _snapshot_text(ctx, subject, exported, pte):
+    """Declares the GraphSnapshot action; returns <name>.snapshot.txt.
+
+    The action renders the text in the export's warm worker (exporter/actions/snapshot_text.py).
+    """
+    text = ctx.actions.declare_file(ctx.label.name + ".snapshot.txt")
+    run_exporter(
+        ctx,
+        command = "snapshot_text",
+        progress_message = "Writing the graph snapshot of {} for {}".format(subject, ctx.attr.test_label),
+        config = {
+            "subject": str(subject),
+            "pt2": exported.pt2.path,
+            "pte": pte.path if pte else None,
+            "spec": exported.spec.spec,
+        },
+        inputs = [exported.pt2] + ([pte] if pte else []),
+        outputs = {"text": text},
+    )
+    return text
 
 def _snapshot_config_impl(ctx):
     if ctx.attr.program:
         program = ctx.attr.program[ExecuTorchProgramInfo]
-        exported, subject, extra = program.exported, program.label, [program.pte]
+        exported, subject, pte = program.exported, program.label, program.pte
     else:
         exported = ctx.attr.exported[ExportedProgramInfo]
-        subject, extra = exported.label, []
+        subject, pte = exported.label, None
+    text = _snapshot_text(ctx, subject, exported, pte)
     config = {
         "label": ctx.attr.test_label,
         "subject": str(subject),
         "pt2": exported.pt2.short_path,
-        "pte": extra[0].short_path if extra else None,
+        "pte": pte.short_path if pte else None,
         "spec": exported.spec.spec,
+        "text": text.short_path,
         "golden": ctx.attr.golden_path,
         "update_target": ctx.attr.update_target,
         # graphviz draws a failing test's graphs side by side (checks/snapshot_diff.py).
@@ -30,11 +54,16 @@ def _snapshot_config_impl(ctx):
         "dot_version": ctx.file._dot_version.short_path,
     }
     dot_files = [ctx.file._dot, ctx.file._dot_version] + ctx.attr._dot_files.files.to_list()
-    return write_test_config(ctx, config, [exported.pt2] + extra + dot_files, golden_files = [exported.pt2] + extra)
+    subject_files = [exported.pt2] + ([pte] if pte else [])
+
+    # The test and the .update targets read the text; the .pt2 and .pte stay in the test's
+    # runfiles for tools that render the text in-process (bench/test_cost.py's baseline).
+    return write_test_config(ctx, config, [text] + subject_files + dot_files, golden_files = [text])
 
 _snapshot_test = config_test_rule(
     implementation = _snapshot_config_impl,
-    doc = "Writes the JSON config that exporter/checks/golden.py reads (set up by graph_snapshot_test).",
+    doc = "Writes the JSON config that exporter/checks/golden.py reads, and renders the text it compares (set up by graph_snapshot_test).",
+    exporter = True,
     attrs = config_test_attrs({
         "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),
         "program": attr.label(providers = [ExecuTorchProgramInfo], doc = "The executorch_program to snapshot."),

@@ -8,7 +8,8 @@ action and the providers. Each rule's macro turns its arguments into PROGRAM_ATT
 program_attrs.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "KERNEL_LIBRARIES", "WEIGHTS")
+load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "WEIGHTS")
+load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")

@@ -4,11 +4,11 @@ load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
-load(":config_entries.bzl", "exported_config", "model_config")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
+load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
 # the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64").
@@ -83,50 +83,24 @@ def _check_arm64_inputs(ctx, where, spec, steps):
         fail(where + "arm64_inputs picks cases, and steps run in order on every runtime; remove arm64_inputs")
     _check_inputs(where + "arm64_", arm64_inputs, spec)
 
-def _references(ctx, exported):
-    """(the "model" and "reference_program" entries, and the Files they need)."""
-    model_entry, model_files, reference_program, files = None, depset(), None, []
-    if ctx.attr.reference == "eager":
-        model = ctx.attr.model[TorchModelInfo] if ctx.attr.model else exported.model
-        model_entry, model_files = model_config(model, runfiles = True)
-    if ctx.attr.reference_program:
-        other = ctx.attr.reference_program[ExportedProgramInfo]
-        files.append(other.pt2)
-        reference_program = {"label": str(other.label), "pt2": other.pt2.short_path}
-    return {"model": model_entry, "reference_program": reference_program}, files, model_files
-
 def _config(ctx, program, method, steps, judging):
-    """(the config numerics.py reads, the Files it names, the model's Files)."""
-    exported = program.methods[method]
-    references, files, model_files = _references(ctx, exported)
-    files += [program.pte, exported.pt2, exported.manifest] + ([program.ptd] if program.ptd else [])
-    calibration = exported.calibration
-    if calibration:
-        files.append(calibration.batches)
-    config = dict(exported_config(exported, runfiles = True), **references)
+    """(the config numerics.py reads, the Files it names, the model's Files).
+
+    The Files include the test's values (numerics_values.bzl), which its build action computes;
+    the programs and the model stay in the runfiles for the explanation of a failure.
+    """
+    config, files, model_files = numerics_entries(ctx, program, method, steps, runfiles = True)
     config.update(judging)
     config.update(
         label = ctx.attr.test_label,
         program = str(program.label),
-        pte = program.pte.short_path,
-        ptd = program.ptd.short_path if program.ptd else None,
-        pt2_manifest = exported.manifest.short_path,
-        method = method,
-        reference = ctx.attr.reference,
-        quantized = exported.quantization != None,
-        calibration = {"label": str(calibration.label), "batches": calibration.batches.short_path} if calibration else None,
+        quantized = program.methods[method].quantization != None,
         # The tolerances' defaults: the backends of the method under test (all of them for steps).
         backends = program.backends if steps else program.method_backends[method],
-        inputs = json.decode(ctx.attr.inputs_json),
-        arm64_inputs = json.decode(ctx.attr.arm64_inputs_json),
     )
-    if steps:
-        files += [program.methods[step["method"]].pt2 for step in steps]
-        config.update(steps = steps, method_programs = {
-            step["method"]: exported_config(program.methods[step["method"]], runfiles = True)
-            for step in steps
-        })
-    return config, files, model_files
+    values = numerics_values(ctx, program, method, steps)
+    config.update({key: f.short_path for key, f in values.items()})
+    return config, files + values.values(), model_files
 
 def _numerics_config_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
@@ -141,7 +115,6 @@ def _numerics_config_impl(ctx):
         runners = runners.merge(_arm64_runner(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
         config["native_runner_label"] = str(ctx.attr.native_runner.label)
-    config["runtimes"] = ctx.attr.runtimes
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 def _arm64_runner(ctx, config):
@@ -157,7 +130,8 @@ def _arm64_runner(ctx, config):
 
 _numerics_test = config_test_rule(
     implementation = _numerics_config_impl,
-    doc = "Writes the JSON config that exporter/checks/numerics.py reads (set up by numerics_test).",
+    doc = "Writes the JSON config that exporter/checks/numerics.py reads, and computes the values it compares (set up by numerics_test).",
+    exporter = True,
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to run."),
         "model": attr.label(providers = [TorchModelInfo], doc = "The torch_model to compare with; default: the program's own."),

@@ -95,6 +95,19 @@ def _encode_value(value, root_path, where):
             ) + "or a list, tuple or dict of those")
     fail("{}{} nests too deeply".format(where, root_path))
 
+def encode_inputs(where, inputs):
+    """shape_spec's inputs ({name: value}) as the tagged JSON list its rule checks."""
+    if type(inputs) != "dict":
+        fail("{}inputs must be a dict from forward's parameter names to values".format(where))
+    return [
+        {"name": name, "value": _encode_value(value, "inputs[{}]".format(repr(name)), where)}
+        for name, value in inputs.items()
+    ]
+
+def encode_dims(dims, where):
+    """shape_spec's dims ({name: dim(...)}) as the JSON its rule checks."""
+    return _encode_dims(dims, where)
+
 def _encode_dims(dims, where):
     encoded = {}
     for name, d in dims.items():
@@ -130,13 +143,5 @@ def shape_spec(name, inputs, dims = {}, hint = None, **kwargs):
       **kwargs: common attributes (visibility, tags, ...).
     """
     where = "shape_spec //{}:{}: ".format(native.package_name(), name)
-    if type(inputs) != "dict":
-        fail("{}inputs must be a dict from forward's parameter names to values".format(where))
-    encoded_inputs = []
-    for input_name, value in inputs.items():
-        encoded_inputs.append({
-            "name": input_name,
-            "value": _encode_value(value, "inputs[{}]".format(repr(input_name)), where),
-        })
-    spec = {"dims": _encode_dims(dims, where), "hint": hint, "inputs": encoded_inputs}
+    spec = {"dims": _encode_dims(dims, where), "hint": hint, "inputs": encode_inputs(where, inputs)}
     shape_spec_rule(name = name, spec_json = json.encode(spec), **kwargs)

@@ -59,9 +59,17 @@ def exported_program_providers(ctx, outputs, log, **fields):
         OutputGroupInfo(logs = depset([log])),
     ]
 
+def _shapes(ctx):
+    """The shape_spec: shapes, else the model's own (an hf_model derives one from its config)."""
+    if ctx.attr.shapes:
+        return ctx.attr.shapes[ShapeSpecInfo]
+    if ShapeSpecInfo in ctx.attr.model:
+        return ctx.attr.model[ShapeSpecInfo]
+    fail(message_prefix("torch_export", ctx.label) + "shapes is not set and {} has no shape spec of its own; set shapes to the shape_spec to trace with".format(ctx.attr.model.label))
+
 def _torch_export_impl(ctx):
     model = ctx.attr.model[TorchModelInfo]
-    spec = ctx.attr.shapes[ShapeSpecInfo]
+    spec = _shapes(ctx)
     _check_ir(ctx, message_prefix("torch_export", ctx.label))
     model_entry, model_files = model_config(model)
     outputs = declare_pt2(ctx)
@@ -97,7 +105,7 @@ torch_export = rule(
     doc = "Exports a torch_model with torch.export. Outputs <name>.pt2 and <name>.pt2.json.",
     attrs = dict(DEADLINE_ATTRS, **{
         "model": attr.label(mandatory = True, providers = [TorchModelInfo], doc = "The torch_model to export."),
-        "shapes": attr.label(mandatory = True, providers = [ShapeSpecInfo], doc = "The shape_spec to trace with."),
+        "shapes": attr.label(providers = [ShapeSpecInfo], doc = "The shape_spec to trace with; default the model's own spec (an hf_model's, derived from its config)."),
         "strict": attr.bool(
             default = EXPORT_DEFAULTS["strict"],
             doc = "Export with TorchDynamo (strict = True) or by Python tracing (False, torch's default).",

@@ -88,41 +88,58 @@ def test_a_bad_entry_names_the_consumer_target_and_the_fix(consumer):
 
 
 def _code_lines(text):
-    """Lines that are neither blank nor comments, stripped of the README's list indent."""
+    """Lines that are neither blank nor comments, stripped of the docs' list indent."""
     return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
 
 
-def _readme_blocks(kind):
-    text = open(os.path.join(harness.source_root(), "README.md"), encoding="utf-8").read()
-    start = text.index("## Use it in your repo\n")
-    end = text.index("\n## ", start + 1)
-    return re.findall(r"```" + kind + r"\n(.*?)```", text[start:end], flags=re.S)
+# docs/setup.md walks through this workspace; README.md's "Use it in your repo" is its short version.
+SETUP_PAGE = "docs/setup.md"
+README_PAGE = "README.md"
+README_SECTION = "## Use it in your repo\n"
+
+
+def _blocks(path, kind, heading=None):
+    """The ```kind code blocks of `path` under `heading`, or before its first section without one."""
+    text = open(os.path.join(harness.source_root(), path), encoding="utf-8").read()
+    start = text.index(heading) if heading else 0
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```" + kind + r"\n(.*?)```", text[start:end if end >= 0 else len(text)], flags=re.S)
 
 
 def _consumer_file(rel):
     return open(os.path.join(harness.source_root(), CONSUMER, rel), encoding="utf-8").read()
 
 
-def test_readme_section_is_what_the_consumer_does():
-    """README.md's "Use it in your repo" shows this workspace's WORKSPACE, .bazelrc and BUILD."""
-    python_blocks = _readme_blocks("python")
+def test_setup_page_is_what_the_consumer_does():
+    """docs/setup.md's steps show this workspace's WORKSPACE, .bazelrc and BUILD."""
+    python_blocks = _blocks(SETUP_PAGE, "python")
     (workspace,) = [b for b in python_blocks if "local_repository(" in b]
     assert _code_lines(workspace) == _code_lines(_consumer_file("WORKSPACE"))
-    (bazelrc,) = _readme_blocks("text")
+    (bazelrc,) = _blocks(SETUP_PAGE, "text")
     assert _code_lines(bazelrc) == _code_lines(_consumer_file(".bazelrc"))
 
-    # Every statement of the README's BUILD block is in keywords/BUILD, word for word (its load
+    # Every statement of the page's BUILD block is in keywords/BUILD, word for word (its load
     # names a subset of what keywords/BUILD loads).
     (build,) = [b for b in python_blocks if "torch_model(" in b]
     consumer_build = _consumer_file("keywords/BUILD")
     consumer_statements = [ast.get_source_segment(consumer_build, s) for s in ast.parse(consumer_build).body]
     loaded = set(ast.literal_eval(a) for s in ast.parse(consumer_build).body
                  if isinstance(s, ast.Expr) and getattr(s.value.func, "id", "") == "load" for a in s.value.args)
-    readme_build = textwrap.dedent(build)
-    for statement in ast.parse(readme_build).body:
-        source = ast.get_source_segment(readme_build, statement)
+    page_build = textwrap.dedent(build)
+    for statement in ast.parse(page_build).body:
+        source = ast.get_source_segment(page_build, statement)
         if isinstance(statement, ast.Expr) and statement.value.func.id == "load":
             names = {ast.literal_eval(a) for a in statement.value.args}
-            assert names <= loaded, f"README loads {sorted(names - loaded)}, which keywords/BUILD does not"
+            assert names <= loaded, f"{SETUP_PAGE} loads {sorted(names - loaded)}, which keywords/BUILD does not"
         else:
-            assert source in consumer_statements, f"README's BUILD block has a statement keywords/BUILD lacks:\n{source}"
+            assert source in consumer_statements, f"{SETUP_PAGE}'s BUILD block has a statement keywords/BUILD lacks:\n{source}"
+
+
+def test_readme_section_is_what_the_consumer_does():
+    """README.md's "Use it in your repo" shows this workspace's WORKSPACE, and flags of its .bazelrc
+    (the ones the rules need; docs/setup.md has them all)."""
+    (workspace,) = [b for b in _blocks(README_PAGE, "python", README_SECTION) if "local_repository(" in b]
+    assert _code_lines(workspace) == _code_lines(_consumer_file("WORKSPACE"))
+    (bazelrc,) = _blocks(README_PAGE, "text", README_SECTION)
+    flags = _code_lines(bazelrc)
+    assert flags and set(flags) <= set(_code_lines(_consumer_file(".bazelrc"))), flags

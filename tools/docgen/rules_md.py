@@ -43,6 +43,7 @@ EXAMPLE_SOURCES = [
     "models/volumetric/BUILD",  # EXECUTORCH_COPTS: the app's own kernel in C++
     "BUILD",  # //:update_goldens, the graph_snapshot_updates over every zoo package's
     "native/arm64/BUILD",  # arm64_binary and app_archive: the runner for arm64
+    "tests/huggingface/BUILD",  # seq2seq_generation_test: the architectures table's T5 and Whisper
 ]
 
 README = "README.md"

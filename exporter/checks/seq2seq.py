@@ -1,0 +1,91 @@
+"""The runner behind seq2seq_generation_test: an encoder-decoder program (hf_model's encoder and
+decoder methods) transcribes or translates greedily in ExecuTorch's runtime, and every token must
+be the eager model's, for each of the test's inputs.
+
+The program's side is what an app does: the encoder method once, then the decoder method one
+token at a time from the model's decoder_start_token_id, at cache positions 0, 1, ..., until an
+end id or max_new_tokens. The eager side is transformers' whole model (hf_model's <name>), called
+on the growing decoder sequence without a cache: the model as it was trained, not our modules.
+"""
+
+import sys
+import time
+
+import torch
+
+from exporter.checks import contract
+from exporter.core.case_inputs import full_sizes, make_inputs
+
+
+def _end_ids(model):
+    eos = model.config.eos_token_id
+    return set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
+
+
+def eager_tokens(model, inputs, count):
+    """Greedy decoder ids after decoder_start_token_id from the whole eager model."""
+    ids, ends = [model.config.decoder_start_token_id], _end_ids(model)
+    with torch.no_grad():
+        while len(ids) <= count and (len(ids) == 1 or ids[-1] not in ends):
+            logits = model(**inputs, decoder_input_ids=torch.tensor([ids]), use_cache=False).logits
+            ids.append(int(logits[0, -1].argmax()))
+    return ids[1:]
+
+
+def program_tokens(methods, inputs, start, ends, count):
+    """(greedy ids from the program's encoder and decoder methods, seconds per token)."""
+    encode, decode = methods
+    states = encode(list(inputs.values()))[0]
+    ids, began = [start], time.perf_counter()
+    while len(ids) <= count and (len(ids) == 1 or ids[-1] not in ends):
+        logits = decode([torch.tensor([[ids[-1]]]), states, torch.tensor([len(ids) - 1])])[0]
+        ids.append(int(logits[0, -1].argmax()))
+    return ids[1:], (time.perf_counter() - began) / max(len(ids) - 1, 1)
+
+
+def cases(config):
+    """[(name, inputs)]: the encoder's spec at its examples, then each dynamic dim at its max,
+    seeded differently, config.cases of them."""
+    dims = config.encoder_spec.get("dims", {})
+    found = []
+    for index in range(config.cases):
+        sizes = {name: d.get("max") or d.get("example") for name, d in dims.items()} if index % 2 else {}
+        sizes = full_sizes(config.encoder_spec, sizes)
+        name = f"input {index}" + (" (" + ", ".join(f"{k}={v}" for k, v in sorted(sizes.items())) + ")" if sizes else "")
+        found.append((name, make_inputs(config.encoder_spec, sizes, seed=index)))
+    return found
+
+
+def run(config):
+    """Every case in the program and in the eager model; returns (ok, report)."""
+    from executorch.runtime import Runtime
+
+    from exporter.core.model_loader import load_model
+
+    model = load_model(config.model)
+    program = Runtime.get().load_program(config.pte, data_path=config.ptd)
+    methods = (program.load_method("encoder").execute, program.load_method("decoder").execute)
+    start, ends = model.config.decoder_start_token_id, _end_ids(model)
+    lines = [f"{config.label}: {config.program}'s encoder and decoder in ExecuTorch's runtime vs the "
+             f"eager {config.model.label}, greedy, up to {config.max_new_tokens} tokens"]
+    ok = True
+    for name, inputs in cases(config):
+        want = eager_tokens(model, inputs, config.max_new_tokens)
+        got, seconds = program_tokens(methods, inputs, start, ends, config.max_new_tokens)
+        same = got == want
+        ok &= same
+        lines.append(f"  {name}: eager {want}")
+        lines.append(f"  {name}: program {got} ({1 / seconds:.0f} tokens/s)  {'ok' if same else 'FAIL'}")
+    if not ok:
+        lines.append(f"The program's tokens are not the eager model's: check {config.label}'s program "
+                     f"against its numerics tests (encoder and decoder methods).")
+    return ok, "\n".join(lines) + "\n"
+
+
+def main(argv):
+    """seq2seq_generation_test's main."""
+    return contract.main(argv, contract.Seq2SeqGenerationConfig, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
