@@ -75,6 +75,11 @@ EXPORTER_ACTIONS = {
     },
 }
 
+REPORT_ACTIONS = [
+    "report",
+    "dashboard",
+]
+
 CONFIG_DEFAULTS = {
     "export": {
         "strict": False,

@@ -59,6 +59,8 @@ def facts():
             command: {"mnemonic": a.mnemonic, "worker": a.worker, "remote": a.remote}
             for command, a in registry.ACTIONS.items()
         },
+        # The commands that draw a report: their tools add the reports' renderer (//exporter:report_srcs).
+        "REPORT_ACTIONS": [command for command, a in registry.ACTIONS.items() if a.tools == "reports"],
         # command -> {config field: its default} (actions/registry.py): the rules' defaults.
         "CONFIG_DEFAULTS": {command: defaults(a.config) for command, a in registry.ACTIONS.items()},
         # name -> the exporter module a test rule or tool runs (checks/contract.py).

@@ -78,3 +78,9 @@ def test_the_defaults_are_the_configs_own():
 def test_every_module_the_rules_run_has_a_main():
     for name, module in _values()["EXPORTER_MODULES"].items():
         assert callable(importlib.import_module(module).main), name
+
+
+def test_only_the_actions_that_draw_a_report_have_its_renderer():
+    assert _values()["REPORT_ACTIONS"] == ["report", "dashboard"]
+    assert {a.module for a in registry.ACTIONS.values() if a.tools == "reports"} == {
+        "exporter.reports.report", "exporter.reports.dashboard"}

@@ -1,6 +1,7 @@
 """The exporter's layers, as the code has them: which package may import which (each package's
 __init__ says it), no import cycle between modules (lazy in-function imports included), no check
-imported by the toolchain's sources, and docs/architecture.md's diagram equal to the graph."""
+and no part of the reports' renderer imported by the toolchain's sources, and
+docs/architecture.md's diagram equal to the graph."""
 
 import ast
 import os
@@ -17,12 +18,15 @@ MAY_IMPORT = {
     "": {"driver", "actions", "core"},
     "driver": {"actions", "core", "formats"},
     "actions": {"core", "formats"},
-    "checks": {"actions", "core", "formats"},
+    "checks": {"actions", "core", "formats", "reports"},
+    "reports": {"core", "formats"},
     "formats": {"core"},
     "core": set(),
 }
-# The packages in the toolchain's sources (//exporter:exporter_srcs): all but checks.
+# The packages in the toolchain's sources (//exporter:exporter_srcs): all but checks and reports.
 TOOLCHAIN = ("", "actions", "core", "driver", "formats")
+# The reports' renderer (//exporter:report_srcs): a tool of the actions that draw a report only.
+REPORTS = ("reports",)
 # Modules of exporter/ that are tools, not part of the toolchain's sources: facts.py writes
 # exporter_facts.bzl from every layer (the modules the test rules run included), so it may
 # import any package.
@@ -155,7 +159,7 @@ def test_each_package_init_says_what_it_may_import():
         allowed = sorted(MAY_IMPORT[package])
         sentence = re.search(r"May import ([^;.]*)[;.]", doc or "")
         assert sentence, f"exporter/{package}/__init__.py: its docstring says nothing of what it may import"
-        named = set(re.findall(r"\b(driver|actions|checks|formats|core)\b", sentence.group(1)))
+        named = set(re.findall(r"\b(driver|actions|checks|reports|formats|core)\b", sentence.group(1)))
         assert named - {package} == set(allowed), (package, sentence.group(0))
 
 
@@ -165,28 +169,56 @@ def test_the_toolchain_sources_are_every_package_but_checks():
     assert worker.SOURCE_FOLDERS == TOOLCHAIN
     with open(os.path.join(ROOT, "BUILD"), encoding="utf-8") as f:
         build = f.read()
-    block = build[build.index('name = "exporter_srcs"'):build.index("py_library(")]
+    block = build[build.index('name = "exporter_srcs"'):build.index('name = "report_srcs"')]
     listed = set(re.findall(r'"//exporter/(\w+):srcs"', block))
     assert listed == {p for p in TOOLCHAIN if p}
     assert "checks" not in block and "exclude" not in block
     assert not [tool for tool in TOOLS if f'"{tool}.py"' in block]
+    reports = build[build.index('name = "report_srcs"'):build.index("py_library(")]
+    assert set(re.findall(r'"//exporter/(\w+):srcs"', reports)) == set(REPORTS)
+
+
+def _imported_from(graph, start):
+    """start and every module it imports, directly or not."""
+    seen, todo = set(), [start]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += graph[module]
+    return seen
 
 
 def test_every_action_and_what_it_imports_is_in_the_toolchain_sources():
+    """An action's tools are the toolchain's sources, plus the reports' renderer for the actions
+    that draw a report (their tool set: registry.Action.tools)."""
     from exporter.actions import registry
 
     graph = import_graph()
     for action in registry.ACTIONS.values():
         start = action.module[len("exporter."):]
-        assert package_of(start) == "actions", action
-        seen, todo = set(), [start]
-        while todo:
-            module = todo.pop()
-            if module not in seen:
-                seen.add(module)
-                todo += graph[module]
-        outside = sorted(m for m in seen if package_of(m) not in TOOLCHAIN)
+        assert package_of(start) == ("reports" if action.tools == "reports" else "actions"), action
+        allowed = TOOLCHAIN + (REPORTS if action.tools == "reports" else ())
+        outside = sorted(m for m in _imported_from(graph, start) if package_of(m) not in allowed)
         assert not outside, f"{action.command} imports {outside}"
+
+
+def test_no_export_or_lowering_imports_the_renderer():
+    """Before: the renderer lived in actions/ and formats/, so editing a report's CSS re-ran every
+    export and lowering of every model."""
+    from exporter.actions import registry
+
+    graph = import_graph()
+    assert "reports.report_html" in _imported_from(graph, registry.ACTIONS["report"].module[len("exporter."):])
+    for command in ("export", "lower", "quantize", "etrecord"):
+        found = _imported_from(graph, registry.ACTIONS[command].module[len("exporter."):])
+        assert not [m for m in found if package_of(m) in REPORTS], command
+
+
+def test_nothing_in_the_toolchain_imports_a_report():
+    importers = [m for m, targets in import_graph().items()
+                 if package_of(m) in TOOLCHAIN and m not in TOOLS and any(package_of(t) in REPORTS for t in targets)]
+    assert importers == []
 
 
 def test_no_forced_import_aliases():

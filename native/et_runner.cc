@@ -4,6 +4,7 @@
 //             [--bench [--warmup N] [--iterations M]] [--table] [--json REPORT.json]
 //             [--generate PREFILL[,DECODE]=PROMPT.etvals[:TOKENS.etvals] --max-new-tokens N]
 //             [--etdump F.etdp [--debug-buffer F.bin --debug-size BYTES]] [--check] [--kernels]
+//             [--deadline SECONDS]
 //
 // The calls run in order on one loaded program, so methods that share state (a KV cache)
 // see each other's writes. A call without inputs gets synthetic ones at the method's
@@ -16,7 +17,8 @@
 //
 // Files are hostile until checked: programs load with the runtime's full verification
 // (InternalConsistency), the runner checks every size and offset it reads itself, and it runs
-// under a supervisor (supervisor.h) that turns a crash inside the runtime into one line. Any
+// under a supervisor (supervisor.h) that turns a crash inside the runtime, or a run past its
+// --deadline, into one line. Any
 // failure is one line on stderr, "et_runner: ...", with the runtime's first error appended; the
 // runtime's own log lines are printed after a run that succeeds (as they come with
 // ET_RUNNER_VERBOSE, which also shows its Info lines).
@@ -167,7 +169,7 @@ struct Options {
   std::vector<Call> calls;
   Call gen;
   bool bench = false, check = false, table = false, precheck = true, share_arenas = true, list_kernels = false;
-  int warmup = 3, iterations = 10, max_new = 16;
+  int warmup = 3, iterations = 10, max_new = 16, deadline = 0;
   size_t debug_size = 0;
 };
 
@@ -192,6 +194,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--debug-size") o.debug_size = std::stoull(next());
     else if (a == "--no-precheck") o.precheck = false;          // to see the runtime's own error
     else if (a == "--no-shared-arenas") o.share_arenas = false;  // to see why they are needed
+    else if (a == "--deadline") o.deadline = std::stoi(next());  // the supervisor's (supervisor.h)
     else if (o.pte.empty() && a[0] != '-') o.pte = a;
     else fail("unknown argument " + a + " (usage at the top of native/et_runner.cc)");
   }
@@ -455,5 +458,10 @@ int runner_main(int argc, char** argv) try {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return et_runner::supervise([&] { return runner_main(argc, argv); });
+  Options o;  // the supervisor's deadline and the program it names; bad arguments fail in the child
+  try {
+    o = parse_args(argc, argv);
+  } catch (const std::exception&) {
+  }
+  return et_runner::supervise([&] { return runner_main(argc, argv); }, o.deadline, o.pte);
 }

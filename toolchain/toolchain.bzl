@@ -1,19 +1,21 @@
 """The toolchain rule: the interpreter, the exporter and the environment's identity."""
 
-load(":deadline.bzl", "ExporterDeadlineInfo")
+load(":deadline.bzl", "ExporterDeadlineStampInfo")
 
 def _torch_export_toolchain_impl(ctx):
     return [platform_common.ToolchainInfo(
         python = ctx.executable.python,
         exporter_main = ctx.file.exporter_main,
         exporter_srcs = depset(ctx.files.exporter_srcs),
+        report_srcs = depset(ctx.files.report_srcs),
         identity = ctx.file.identity,
         kernel_lists = {
             library: target.files.to_list()
             for target, library in ctx.attr.kernel_lists.items()
         },
         worker_requirements = ctx.attr.worker_requirements,
-        deadline_seconds = ctx.attr._deadline[ExporterDeadlineInfo].seconds,
+        deadline_stamp = ctx.attr._deadline_stamp[ExporterDeadlineStampInfo].stamp,
+        deadline_flag = ctx.attr._deadline_stamp[ExporterDeadlineStampInfo].flag,
     )]
 
 torch_export_toolchain = rule(
@@ -27,7 +29,7 @@ torch_export_toolchain = rule(
         ),
         "exporter_srcs": attr.label_list(
             allow_files = [".py"],
-            doc = "The exporter package's sources.",
+            doc = "The exporter package's sources, but for its reports' renderer.",
         ),
         "identity": attr.label(
             allow_single_file = True,
@@ -48,7 +50,11 @@ torch_export_toolchain = rule(
             mandatory = True,
             doc = "An interpreter launcher that works at any path (no absolute path in actions).",
         ),
-        "_deadline": attr.label(default = Label("//rules:exporter_deadline")),
+        "report_srcs": attr.label_list(
+            allow_files = [".py"],
+            doc = "The reports' renderer (exporter/reports), a tool of the actions that draw a report only.",
+        ),
+        "_deadline_stamp": attr.label(default = Label("//rules:exporter_deadline.stamp")),
         "worker_requirements": attr.string_dict(
             doc = "Execution requirements for exporter actions, such as the persistent worker's.",
         ),

@@ -32,7 +32,9 @@ class Action:
 
     command    `main.py <command> @params`; the rule passes it to run_exporter
     mnemonic   the mnemonic the rule gives the Bazel action (TorchExport, ...)
-    module     the module whose run(config) performs it, exporter.actions.<name>
+    module     the module whose run(config) performs it, exporter.actions.<name> (exporter.reports.<name>
+               for an action that draws a report: its rule gives it the reports' renderer as a
+               tool, //exporter:report_srcs, which no other action has)
     config     its config class (this module)
     worker     the command whose persistent worker runs it: its own, another's (sharing one warm
                process saves a start and torch's import per build), or "" for one-shot only.
@@ -54,12 +56,18 @@ class Action:
     remote: bool = True
     torch: bool = True
 
+    @property
+    def tools(self):
+        """The tool set its rule gives it besides the exporter's sources: "reports" or "exporter"."""
+        return "reports" if self.module.startswith("exporter.reports.") else "exporter"
+
 
 ACTIONS = {}  # command -> Action, in the order the classes below register them
 
 
-def action(command, mnemonic, module=None, worker=True, remote=True, torch=True):
-    """Class decorator: registers the action `command` (its module defaults to the command).
+def action(command, mnemonic, module=None, worker=True, remote=True, torch=True, package="actions"):
+    """Class decorator: registers the action `command`, run by exporter.<package>.<module> (the
+    module defaults to the command).
 
     worker is True for a worker of its own, the command of an action registered before whose
     worker it shares, or False for none.
@@ -71,7 +79,7 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True)
         host = command if worker is True else worker or ""
         if host not in ("", command) and getattr(ACTIONS.get(host), "worker", None) != host:
             raise ValueError(f"{command!r} shares the worker of {host!r}, which has none of its own")
-        module_name = f"exporter.actions.{module or command}"
+        module_name = f"exporter.{package}.{module or command}"
         check(cls)  # a hint the decoder cannot check fails at import, in every test
         ACTIONS[command] = Action(command, mnemonic, module_name, cls, host, remote, torch)
         return cls
@@ -406,11 +414,11 @@ class FoundationConfig(ActionConfig):
     manifest: str
 
 
-@action("report", "ProgramReport", worker=False, remote=False, torch=False)
+@action("report", "ProgramReport", worker=False, remote=False, torch=False, package="reports")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReportConfig(ActionConfig):
     """ProgramReport: a program's files -> <name>.report.html and its summary <name>.report.json
-    (outputs "html", "summary", "log"); actions/report.py. It runs graphviz's dot, which the
+    (outputs "html", "summary", "log"); reports/report.py. It runs graphviz's dot, which the
     remote image lacks.
 
     graph          the lowering's graph record (<name>.program_graph.json, actions/program_graph.py)
@@ -436,11 +444,11 @@ class ReportConfig(ActionConfig):
     etdump_method: str = "forward"
 
 
-@action("dashboard", "ProgramDashboard", worker=False, torch=False)
+@action("dashboard", "ProgramDashboard", worker=False, torch=False, package="reports")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DashboardConfig(ActionConfig):
     """ProgramDashboard: programs' report summaries -> one page across them (outputs "html",
-    "log"); actions/dashboard.py.
+    "log"); reports/dashboard.py.
 
     title       the page's title (the target's label)
     package     the dashboard's package: its links to the reports are relative to it

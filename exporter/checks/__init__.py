@@ -9,6 +9,7 @@ snapshot's build action rendered (formats/graph_text.py; snapshot is its face he
 goldens (snapshot_diff draws a failing one's graphs side by side); budget checks sizes;
 bundled_cases runs a .bpte's cases. A test that passes imports neither torch nor ExecuTorch.
 
-May import actions, core and formats. Nothing outside checks imports it, so it stays out of
-the toolchain's sources: editing a test runner rebuilds no program.
+May import actions, core, formats and reports (snapshot_diff draws with the reports' graphs,
+profile writes a report). Nothing outside checks imports it, so it stays out of the toolchain's
+sources: editing a test runner rebuilds no program.
 """

@@ -19,7 +19,7 @@ import time
 import torch
 
 from exporter.actions import tokenizer
-from exporter.checks import contract, etvals
+from exporter.checks import contract, etvals, native
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -62,7 +62,7 @@ def native_tokens(config, prompt, count, arm64=False):
         etvals.write(given, [torch.tensor(prompt, dtype=torch.long)])
         runner = config.arm64_runner if arm64 else config.native_runner
         command = [os.path.abspath(runner), config.pte, "--generate", f"forward={given}:{got}",
-                   "--max-new-tokens", str(count), "--json", report]
+                   "--max-new-tokens", str(count), "--json", report, *native.deadline_arguments()]
         command += [] if arm64 else ["--bench", "--warmup", "1", "--iterations", "3"]
         command += ["--data", config.ptd] if config.ptd else []
         result = subprocess.run(command, capture_output=True, text=True)

@@ -11,6 +11,21 @@ import errno
 import os
 import subprocess
 import tempfile
+import time
+
+# When this check started: a test's timeout (TEST_TIMEOUT) counts from about then.
+_STARTED = time.monotonic()
+
+
+def deadline_arguments():
+    """The runner's --deadline: what is left of the test's timeout, less a margin for the report
+    (or an hour outside a test: `bazel run`). Bazel kills a test at its timeout without a word of
+    why; a program that never returns ends first, in one line naming it (native/supervisor.h)."""
+    timeout = int(os.environ.get("TEST_TIMEOUT", "0") or 0)
+    if timeout <= 0:
+        return ["--deadline", "3600"]
+    left = timeout - (time.monotonic() - _STARTED) - max(10, timeout // 10)
+    return ["--deadline", str(max(1, int(left)))]
 
 
 class NativeError(Exception):
@@ -40,7 +55,7 @@ def run_calls(config, calls, runner=None, files=None):
 
         files = etvals
     with tempfile.TemporaryDirectory(prefix="native-") as folder:
-        command = [os.path.abspath(runner or config.native_runner), config.pte]
+        command = [os.path.abspath(runner or config.native_runner), config.pte, *deadline_arguments()]
         if config.ptd:
             command += ["--data", config.ptd]
         outputs = []

@@ -5,7 +5,7 @@ Inspector reads it with the program's ETRecord, which maps delegate events to ed
 Prints one row per event (an operator outside delegates, or one of a delegate's own operators),
 its milliseconds per run and share of Method::execute, then each delegate's share. With
 `--report=FILE` it also writes the program's report with this run's times in its Native time
-section and in each operator's details (actions/report.py, from the ETDump itself).
+section and in each operator's details (reports/report.py, from the ETDump itself).
 
     profile RUNNER PTE PTD|- ETRECORD METHOD ITERATIONS REPORT_CONFIG [--report=FILE]
 """
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 
+from exporter.checks import native
 from exporter.core.errors import BadFile
 from exporter.formats import archives
 
@@ -57,7 +58,8 @@ def table(inspector):
 def write_report(config_path, etdump, method, path):
     """Writes the program's report (the ReportConfig at config_path, runfiles-relative) with the
     times of the ETDump's runs of method to path, relative to where `bazel run` was started."""
-    from exporter.actions import registry, report
+    from exporter.actions import registry
+    from exporter.reports import report
 
     with open(config_path, encoding="utf-8") as f:
         data = json.load(f)
@@ -74,7 +76,8 @@ def main(argv):
 
     with tempfile.TemporaryDirectory(prefix="profile-") as folder:
         etdump = os.path.join(folder, "run.etdp")
-        command = [os.path.abspath(runner), pte, "--etdump", etdump] + ["--call", method] * int(iterations)
+        command = [os.path.abspath(runner), pte, "--etdump", etdump, *native.deadline_arguments()]
+        command += ["--call", method] * int(iterations)
         command += ["--data", ptd] if ptd != "-" else []
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:

@@ -10,8 +10,8 @@ inserted early (which renumbers every later `%add_N`) leaves the later nodes equ
 import difflib
 import re
 
-from exporter.formats import graph_dot
-from exporter.formats.report_html import esc, legend, note, page, section
+from exporter.reports import graph_dot
+from exporter.reports.report_html import esc, legend, note, page, section
 
 _NODE = re.compile(r"^%(\w+) = ([^(]+)\((.*)\) -> (.*)$")
 _REF = re.compile(r"%(\w+)")

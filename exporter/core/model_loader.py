@@ -112,6 +112,9 @@ def resolve_entry(owner, import_roots):
 
 def load_model(model):
     """Returns the model in eval mode. `model` is a registry.ModelConfig."""
+    # Seeded before the entry's module is imported too: a model built at import time (a module
+    # instance) must not draw what a warm worker's warm-up left in torch's generator.
+    seed_everything()
     factory = resolve_entry(model, model.import_roots)
     if isinstance(factory, torch.nn.Module):
         # An instance, such as a torch._export.db.examples case's `model`: use it as it is.

@@ -150,3 +150,23 @@ def test_lower_with_unknown_backend_fails_cleanly(workdir):
     )
     assert_one_error_line(proc, "vulkan", "backends")
     assert not (workdir / "out.pte").exists()
+
+
+def test_a_hand_made_run_keeps_its_log_in_a_folder_of_its_own(workdir, tmp_path):
+    """A config without a declared log (a hand-made run). Before: the log went to the fixed, shared
+    $TMPDIR/rules_torch_export-logs/<target>.log, opened in a way that follows a symlink there."""
+    temp, victim = tmp_path / "tmp", tmp_path / "victim.txt"
+    (temp / "rules_torch_export-logs").mkdir(parents=True)
+    victim.write_text("untouched\n")
+    (temp / "rules_torch_export-logs" / "zoo_target.log").symlink_to(victim)
+    config = export_config("zoo.models:DataDependent")
+    del config["outputs"]["log"]
+    (workdir / "hand.json").write_text(json.dumps({"label": "//zoo:target", "identity": "identity.txt", **config}))
+    proc = subprocess.run([sys.executable, MAIN, "export", "hand.json"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(temp)}, timeout=600)
+    assert_one_error_line(proc, "//zoo:spec")
+    log = proc.stderr.split("(full output: ")[1].split(")")[0]
+    folder = os.path.dirname(log)
+    assert os.path.dirname(folder) == str(temp) and os.path.basename(folder).startswith("rules_torch_export-logs-")
+    assert os.stat(folder).st_mode & 0o777 == 0o700 and "Traceback" in open(log).read()
+    assert victim.read_text() == "untouched\n"

@@ -1,11 +1,17 @@
 """Isolation of one exporter run from the machine and from other runs: private caches and
-temp folders, no network, and clean-up after runs that died. The driver sets it up around every
-request (cli.py one-shot, worker_child.py in the worker)."""
+temp folders, what Bazel's sandbox gives a spawn (contain: no network, a read-only view but for
+its outputs, a PID namespace), and clean-up after runs that died. The driver sets it up around
+every request (worker_child.py, in the worker and one-shot alike)."""
 
 import os
 import shutil
 import sys
 import tempfile
+
+from exporter.driver import namespaces
+
+# The temp folder of the user, before private_cache_dir() points TMPDIR at a folder that goes away.
+_USER_TMP = tempfile.gettempdir()
 
 # Where torch, Inductor, Triton and the libraries ExecuTorch imports would otherwise keep
 # caches shared between runs: under /tmp or $HOME. A cache shared between actions is state one
@@ -30,18 +36,35 @@ _CACHE_VARIABLES = (
 
 _PREFIX = "rules_torch_export_"
 _OWNER = ".owner"  # locked while its folder is in use; the kernel drops the lock when the owner dies
-_owner_locks = []
+_owner_locks: dict[str, int] = {}  # folder -> the descriptor that holds its .owner lock
 
 
 def private_cache_dir():
     """Points every cache variable, TMPDIR and HOME at a fresh folder private to this run.
 
-    Call it before torch is imported. The caller removes the folder with remove_dir(). Bytecode
-    writing is switched off too: in unsandboxed runs the model's sources are the user's own
-    files, and __pycache__ beside them would be a write outside the action's outputs.
+    Call it before torch is imported. The caller removes the folder with remove_dir().
     """
+    root = new_private_dir()
+    enter_private_dir(root)
+    return root
+
+
+def new_private_dir():
+    """A fresh folder private to one run, held (its .owner lock) by this process until
+    remove_dir(). The worker makes one per request before forking its child, and removes it
+    after: inside the child's mount namespace the folder is a mount point (namespaces.py), which
+    nothing there can remove."""
     root = tempfile.mkdtemp(prefix=_PREFIX)
     _hold_owner_lock(root)
+    return root
+
+
+def enter_private_dir(root):
+    """Points every cache variable, TMPDIR and HOME at root. Call it before torch is imported.
+
+    Bytecode writing is switched off too: in unsandboxed runs the model's sources are the user's
+    own files, and __pycache__ beside them would be a write outside the action's outputs.
+    """
     for name in _CACHE_VARIABLES:
         path = os.path.join(root, name.lower())
         os.makedirs(path, exist_ok=True)
@@ -49,11 +72,6 @@ def private_cache_dir():
     os.environ["TMPDIR"] = root
     tempfile.tempdir = root
     sys.dont_write_bytecode = True
-    return root
-
-
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
 
 
 def block_network():
@@ -67,13 +85,7 @@ def block_network():
     Returns whether the process is cut off now: False where the kernel allows neither (a
     container whose seccomp profile refuses unshare, say) and no sandbox did it before.
     """
-    import ctypes
-
-    try:
-        unshare = ctypes.CDLL(None, use_errno=True).unshare
-    except (OSError, AttributeError):  # not Linux
-        return not network_interfaces()
-    any(unshare(flags) == 0 for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET))
+    namespaces.unshare(namespaces.CLONE_NEWNET)
     return not network_interfaces()
 
 
@@ -82,6 +94,38 @@ def network_interfaces():
     import socket
 
     return sorted(name for _, name in socket.if_nameindex() if name != "lo")
+
+
+# What the kernel may refuse a request (a container whose seccomp profile refuses unshare, a
+# kernel before 5.12): gap -> (the manifest's key and value, or None; the log's line).
+NETWORK, FILES, PROCESSES = "network", "files", "processes"
+GAPS = {
+    NETWORK: (("network", "not blocked"), "the network could not be blocked here (no network namespaces: see "
+              "docs/failure-modes.md); this action ran with network access"),
+    FILES: (("files", "not read-only"), "model code could write outside this action's outputs here (no mount "
+            "namespaces or no mount_setattr, Linux 5.12: see docs/failure-modes.md)"),
+    PROCESSES: (None, "processes this action starts could outlive it here (no PID namespaces: see "
+                "docs/failure-modes.md); they are stopped with its process group only"),
+}
+
+
+def contain(writable):
+    """Gives this process (a request's child, single-threaded) what Bazel's sandbox gives a spawn:
+    no network, every mount read-only but the folders in writable, and a PID namespace for its
+    children to come (namespaces.py). Returns the gaps: the parts the kernel refused."""
+    gaps = [] if block_network() else [NETWORK]
+    if not (namespaces.unshare(namespaces.CLONE_NEWNS) and namespaces.read_only_except(writable)):
+        gaps.append(FILES)
+    if not namespaces.unshare(namespaces.CLONE_NEWPID):
+        gaps.append(PROCESSES)
+    return gaps
+
+
+def private_log_dir():
+    """A new folder of this run's own (mode 0700) in the user's temp folder, for the log of a
+    request whose config declares none (a hand-made run). Before: a fixed folder shared by every
+    user, /tmp/rules_torch_export-logs, written with an open that follows symlinks."""
+    return tempfile.mkdtemp(prefix="rules_torch_export-logs-", dir=_USER_TMP)
 
 
 def exit_on_sigterm():
@@ -97,11 +141,19 @@ def _hold_owner_lock(root):
 
     fd = os.open(os.path.join(root, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    _owner_locks.append(fd)
+    _owner_locks[root] = fd
+
+
+def forget_owner_locks():
+    """In a forked child that closed the descriptors it inherited: the parent holds those locks."""
+    _owner_locks.clear()
 
 
 def remove_dir(path):
     shutil.rmtree(path, ignore_errors=True)
+    fd = _owner_locks.pop(path, None)
+    if fd is not None:
+        os.close(fd)
 
 
 def sweep_dead_private_dirs(folder=None):

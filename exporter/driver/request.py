@@ -9,18 +9,17 @@ outputs, so the log stays readable while the .pt2/.pte never exist half-written.
 
 import argparse
 import contextlib
+import errno
 import importlib
 import json
 import os
-import tempfile
+import stat
 import traceback
 
 from exporter.actions import registry
 from exporter.core import atomic, manifest
+from exporter.driver import isolation
 
-# For runs without a declared log. Read at import, before isolation.private_cache_dir() points
-# TMPDIR at a folder that goes away.
-_LOG_DIR = os.path.join(tempfile.gettempdir(), "rules_torch_export-logs")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,8 +36,32 @@ WARM_UP = "warm_up"
 WARM_UP_MARKER = b"warm\n"
 
 
-# A deadline the rules always pass (rules/private/exporter_action.bzl); this is for hand-made runs.
+# The deadline when neither the target's `deadline` nor the build's flag reaches the request (a
+# hand-made run, a remote executor); the flag's default (toolchain/deadline.bzl) is the same.
 DEFAULT_DEADLINE_SECONDS = 3600
+# The flag, as a workspace that loads rules_torch_export names it; the rules pass the name that
+# works where the build runs (`--//rules:exporter_deadline` in this repository's own workspace,
+# where Bazel 4.2.3 ignores the other: docs/caching.md).
+DEADLINE_FLAG = "@rules_torch_export//rules:exporter_deadline"
+
+# Params files and configs are a few KiB; a larger "file" is not one Bazel wrote.
+_MAX_FILE_BYTES = 64 << 20
+
+
+def read_file(path):
+    """The text of a regular file, read without blocking: a FIFO or a device named as a params
+    file or config would otherwise stall the worker's single-threaded parent (and every request)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_FILE_BYTES:
+            raise OSError(f"{path} is not a regular file of at most {_MAX_FILE_BYTES >> 20} MiB")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
 
 
 def expand_params(arguments):
@@ -46,21 +69,34 @@ def expand_params(arguments):
     expanded = []
     for argument in arguments:
         if argument.startswith("@"):
-            with open(argument[1:], encoding="utf-8") as f:
-                expanded.extend(line for line in f.read().splitlines() if line)
+            expanded.extend(line for line in read_file(argument[1:]).splitlines() if line)
         else:
             expanded.append(argument)
     return expanded
 
 
 def parse(arguments):
-    """(command, config path, deadline in seconds) from a request's arguments."""
+    """A request's arguments: command, config (its path), deadline (the target's own, or 0),
+    deadline_stamp (where the build's deadline is, or None) and deadline_flag (the flag's name)."""
     parser = _Parser(prog="exporter", add_help=False)
     parser.add_argument("command", choices=sorted(registry.ACTIONS) + [WARM_UP])
     parser.add_argument("config")
-    parser.add_argument("--deadline", type=int, default=DEFAULT_DEADLINE_SECONDS)
-    args = parser.parse_args(expand_params(arguments))
-    return args.command, args.config, args.deadline
+    parser.add_argument("--deadline", type=int, default=0)
+    parser.add_argument("--deadline_stamp")
+    parser.add_argument("--deadline_flag", default=DEADLINE_FLAG)
+    return parser.parse_args(expand_params(arguments))
+
+
+def build_deadline(stamp):
+    """The build's --exporter_deadline: the stamp action (toolchain/deadline.bzl) writes it beside
+    its stamp, which every exporter action declares and whose bytes never change. The seconds
+    file itself is no action's input, so the flag is in no action's key (docs/caching.md). None
+    where it cannot be read: a remote executor has the stamp only."""
+    try:
+        seconds = int(read_file(os.path.realpath(stamp) + ".seconds"))
+    except (OSError, ValueError, TypeError):
+        return None
+    return seconds if seconds >= 1 else None
 
 
 class Peek:
@@ -70,21 +106,30 @@ class Peek:
     label     the target its config names, or "?"
     identity  path of the toolchain identity file its config names, or None
     outputs   the absolute paths it will write
-    deadline  seconds it may run
+    roles     its outputs' roles ("pt2", "log", ...)
+    deadline  seconds it may run; deadline_flag, the flag that sets it
     """
 
     def __init__(self, arguments, output_root):
-        self.action, self.label, self.identity, self.outputs = None, "?", None, ()
-        self.deadline = DEFAULT_DEADLINE_SECONDS
+        self.action, self.label, self.identity, self.outputs, self.roles = None, "?", None, (), ()
+        self.deadline, self.deadline_flag = DEFAULT_DEADLINE_SECONDS, DEADLINE_FLAG
         try:
-            command, config_path, self.deadline = parse(arguments)
-            self.action = registry.ACTIONS.get(command)
-            with open(os.path.join(output_root, config_path), encoding="utf-8") as f:
-                data = json.load(f)
+            options = parse(arguments)
+            self.deadline_flag = options.deadline_flag
+            stamp = options.deadline_stamp and os.path.join(output_root, options.deadline_stamp)
+            self.deadline = options.deadline or build_deadline(stamp) or DEFAULT_DEADLINE_SECONDS
+            self.action = registry.ACTIONS.get(options.command)
+            data = json.loads(read_file(os.path.join(output_root, options.config)))
             self.label, self.identity = str(data.get("label", "?")), data.get("identity")
+            self.roles = tuple(data.get("outputs", {}))
             self.outputs = tuple(os.path.join(output_root, p) for p in data.get("outputs", {}).values())
         except Exception:  # the child reports what is wrong, in its one line
             pass
+
+    @property
+    def output_dirs(self):
+        """The folders of the outputs: all a request may write besides its temp folder."""
+        return sorted({os.path.dirname(p) for p in self.outputs})
 
 
 def _absolute_outputs(data, output_root):
@@ -102,75 +147,122 @@ def _remove_outputs(outputs):
             atomic.remove_own(path)
 
 
-NETWORK_NOT_BLOCKED = ("the network could not be blocked here (no network namespaces: see "
-                       "docs/failure-modes.md); this action ran with network access")
+NETWORK_NOT_BLOCKED = isolation.GAPS[isolation.NETWORK][1]
 
 
-def _record_open_network(outputs):
-    """Notes in the manifest that the action ran with network access: its bytes could depend on
-    it. Only then, so that every other manifest keeps its bytes."""
+def _note_gaps(gaps):
+    """One line in the log for each part of the sandbox the kernel refused this request."""
+    for gap in gaps:
+        os.write(2, f"rules_torch_export: {isolation.GAPS[gap][1]}\n".encode())
+
+
+def _record_gaps(outputs, gaps):
+    """Notes in the manifest what the action ran without (network access, files outside its
+    outputs writable): its bytes, or other targets', could depend on it. Only then, so that every
+    other manifest keeps its bytes."""
+    recorded = {}
+    for gap in gaps:
+        entry = isolation.GAPS[gap][0]
+        if entry:
+            recorded[entry[0]] = entry[1]
     path = outputs.get("manifest")
-    if path and os.path.isfile(path):
+    if recorded and path and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-        manifest.write_json(path, dict(data, network="not blocked"))
+        manifest.write_json(path, dict(data, **recorded))
 
 
-def _write_log(label, outputs, text):
-    """Writes a request's full output to its declared log (else a temp file); returns the path."""
+def _shown_path(path, data, root):
+    """path relative to the workspace or the execroot where it is in one (the same in every mode
+    and on every machine), else as it is."""
+    real = os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
+    roots = [os.path.realpath(root)]
+    for src in (data.get("model") or {}).get("srcs", []):
+        resolved = os.path.realpath(os.path.join(root, src))
+        if resolved.endswith("/" + src):
+            roots.append(resolved[: -len(src) - 1])
+    return next((os.path.relpath(real, r) for r in roots if real.startswith(r + "/")), path)
+
+
+def _written_outside(error, data, root):
+    """The one-line message for a write outside the action's outputs, which the read-only view
+    refused (isolation.contain in the worker, Bazel's sandbox one-shot) with EROFS; else None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno == errno.EROFS and error.filename:
+            model = data.get("model") or {}
+            who = f"torch_model {model['label']}" if model.get("label") else "this action's code"
+            return (f"{who} writes {_shown_path(os.fsdecode(error.filename), data, root)}, which is not an "
+                    f"output of this action: exporter actions may write only their declared outputs and "
+                    f"temp files (tempfile.gettempdir()), as in Bazel's sandbox; write it to a temp folder "
+                    f"or stop writing it")
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _write_log(label, outputs, text, log_dir):
+    """Writes a request's full output to its declared log, else to a file in log_dir (a folder of
+    this run's own: isolation.private_log_dir); returns the path."""
     path = outputs.get("log")
     if not path:
-        os.makedirs(_LOG_DIR, exist_ok=True)
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in label.lstrip("@/"))
-        path = os.path.join(_LOG_DIR, name + ".log")
+        path = os.path.join(log_dir or isolation.private_log_dir(), name + ".log")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
 
 
-def run(arguments, output_root=None, network_blocked=True):
+def _perform(command, data):
+    """Runs the action `command` on its config's data."""
+    from exporter.core import determinism
+
+    action = registry.ACTIONS[command]
+    config = action.config.from_json(data)
+    with determinism.reproducible_math() if action.torch else contextlib.nullcontext():
+        importlib.import_module(action.module).run(config)
+
+
+def run(arguments, output_root=None, gaps=(), log_dir=None):
     """Runs one request; returns (exit code, text for stderr). Never raises.
 
     output_root is the folder the config's output paths are relative to (the current folder if
-    None); network_blocked says whether the caller cut this process off the network.
+    None); gaps, the parts of the sandbox the caller could not give this process
+    (isolation.contain); log_dir, where the log goes if the config declares none.
     """
-    from exporter.core import determinism
     from exporter.core.errors import UserError
     from exporter.driver import capture
 
     try:
-        command, config_path, _ = parse(arguments)
+        options = parse(arguments)
     except (ValueError, OSError) as e:
         return 2, f"usage: exporter ({'|'.join(registry.ACTIONS)}) CONFIG.json, got {arguments}: {e}\n"
+    root = output_root or os.getcwd()
     try:
-        with open(config_path, encoding="utf-8") as f:
-            given = json.load(f)
-        data = _absolute_outputs(given, output_root or os.getcwd())
-    except (OSError, ValueError, TypeError, AttributeError) as e:
-        return 2, f"exporter: cannot read the config {config_path}: {e}\n"
+        given = json.loads(read_file(options.config))
+        data = _absolute_outputs(given, root)
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError) as e:
+        return 2, f"exporter: cannot read the config {options.config}: {e}\n"
     label, outputs = data.get("label", "?"), data["outputs"]
-    if command == WARM_UP:
+    if options.command == WARM_UP:
         atomic.write_bytes(outputs["marker"], WARM_UP_MARKER)
         return 0, ""
+    failure: BaseException
     with capture.captured_output() as read_log:
-        if not network_blocked:
-            os.write(2, f"rules_torch_export: {NETWORK_NOT_BLOCKED}\n".encode())  # into the log
+        _note_gaps(gaps)
         try:
-            action = registry.ACTIONS[command]
-            config = action.config.from_json(data)
-            with determinism.reproducible_math() if action.torch else contextlib.nullcontext():
-                importlib.import_module(action.module).run(config)
-            if not network_blocked:
-                _record_open_network(outputs)
-            _write_log(label, outputs, read_log())
+            _perform(options.command, data)
+            _record_gaps(outputs, gaps)
+            _write_log(label, outputs, read_log(), log_dir)
             return 0, ""
         except UserError as e:
-            message, trace = str(e), traceback.format_exc()
+            failure, message, trace = e, str(e), traceback.format_exc()
         except BaseException as e:  # A model may raise anything, sys.exit included.
-            message = f"internal error in the exporter: {type(e).__name__}: {e}"
+            failure, message = e, f"internal error in the exporter: {type(e).__name__}: {e}"
             trace = traceback.format_exc()
+        message = _written_outside(failure, data, root) or message
         _remove_outputs(outputs)
         log = read_log()
-    log_path = _write_log(label, outputs, log + "\n" + trace)
+    log_path = _write_log(label, outputs, log + "\n" + trace, log_dir)
     shown = given.get("outputs", {}).get("log", log_path)  # as the config names it: no machine path
     return 1, f"ERROR: {label}: {message}\n(full output: {shown})\n"

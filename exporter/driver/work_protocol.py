@@ -289,11 +289,13 @@ class Reader:
                 continue
             try:
                 request, end = decoder.raw_decode(self._text)
-            except json.JSONDecodeError as e:
+            except (json.JSONDecodeError, RecursionError) as e:
+                # RecursionError: nested deeper than Python's stack (a RecursionError killed the worker)
                 end = _object_end(self._text)
                 if end is None:
                     return requests  # an incomplete object: wait for more
-                requests.append({"malformed": f"invalid JSON ({e.msg})", "requestId": 0})
+                why = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+                requests.append({"malformed": f"invalid JSON ({why})", "requestId": 0})
             else:
                 requests.append(_checked_json(request))
             self._text = self._text[end:]

@@ -3,9 +3,15 @@ descriptors are built here from the field numbers of Bazel's worker_protocol.pro
 reader's choice between protobuf and JSON."""
 
 import json
+import os
+import select
+import subprocess
+import sys
+import time
 
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from runfiles import Runfiles
 
 from exporter.driver import work_protocol
 
@@ -215,3 +221,90 @@ def test_fuzzed_streams_never_raise(protocol):
             for request in reader.feed(bytes(stream[pos:pos + step])):
                 assert "malformed" in request or isinstance(request["arguments"], list), (case, request)
             pos += step
+
+
+DEEP = b'{"arguments": ' + b"[" * 100_000 + b"]" * 100_000 + b', "requestId": 6}'
+
+
+def test_json_nested_deeper_than_python_s_stack_is_malformed():
+    """Before: json raised RecursionError out of the reader, which killed the worker."""
+    reader = work_protocol.Reader()
+    requests = reader.feed(DEEP + b'{"arguments": ["@b.params"], "requestId": 7}')
+    assert [("malformed" in r) for r in requests] == [True, False], requests
+    assert "nested too deeply" in requests[0]["malformed"]
+    assert requests[1]["requestId"] == 7
+
+
+class _Worker:
+    """A worker without warm-up (its --warm command runs none), spoken to in JSON."""
+
+    def __init__(self, folder):
+        main = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
+        self.proc = subprocess.Popen([sys.executable, main, "--warm=report", "--persistent_worker"], cwd=folder,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdin and self.proc.stdout  # both piped
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.received = b""
+
+    def send(self, data):
+        self.stdin.write(data)
+        self.stdin.flush()
+
+    def receive(self, timeout=60):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.received:
+            ready, _, _ = select.select([self.stdout], [], [], max(0, end - time.monotonic()))
+            assert ready, f"no WorkResponse within {timeout} s: the worker is stuck"
+            chunk = os.read(self.stdout.fileno(), 1 << 16)
+            assert chunk, "the worker died"
+            self.received += chunk
+        line, self.received = self.received.split(b"\n", 1)
+        return json.loads(line)
+
+
+@pytest.fixture
+def light_worker(tmp_path):
+    """A worker in tmp_path, with a warm-up request's params and config (no torch needed)."""
+    (tmp_path / "warm.json").write_text(json.dumps({"label": "//zoo:warm", "outputs": {"marker": "warm.out"}}))
+    (tmp_path / "warm.params").write_text("warm_up\nwarm.json\n")
+    worker = _Worker(tmp_path)
+    yield worker
+    worker.stdin.close()
+    worker.proc.wait(timeout=60)
+
+
+def _request(request_id, params, inputs=("warm.json",)):
+    return json.dumps({"arguments": [params], "inputs": [{"path": p} for p in inputs],
+                       "requestId": request_id}).encode()
+
+
+def test_the_worker_answers_deep_json_and_keeps_serving(light_worker, tmp_path):
+    light_worker.send(DEEP + _request(8, "@warm.params"))
+    first, second = light_worker.receive(), light_worker.receive()
+    assert first["exitCode"] == 1 and "nested too deeply" in first["output"], first
+    assert second == {"exitCode": 0, "output": "", "requestId": 8}
+
+
+@pytest.mark.parametrize("fifo_as", ["params", "config"])
+def test_a_fifo_for_a_file_blocks_nothing(light_worker, tmp_path, fifo_as):
+    """Before: the worker's parent opened the params file and the config to read the request's
+    label and outputs, so a FIFO (no writer) blocked it, and every request after it."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "reads_fifo.params").write_text("warm_up\nfifo\n")
+    params = "@fifo" if fifo_as == "params" else "@reads_fifo.params"
+    light_worker.send(_request(1, params, inputs=("warm.json", "fifo")) + _request(2, "@warm.params"))
+    by_id = {r["requestId"]: r for r in (light_worker.receive(), light_worker.receive())}
+    assert by_id[2] == {"exitCode": 0, "output": "", "requestId": 2}
+    assert by_id[1]["exitCode"] != 0 and "fifo is not a regular file" in by_id[1]["output"], by_id[1]
+    assert len(by_id[1]["output"].splitlines()) == 1
+
+
+def test_a_request_without_inputs_is_refused(light_worker, tmp_path):
+    """Before: it ran in the real execroot, where every file of the workspace is visible."""
+    light_worker.send(_request(3, "@warm.params", inputs=()))
+    response = light_worker.receive()
+    assert response["exitCode"] == 1 and response["requestId"] == 3
+    assert response["output"].startswith("ERROR: //zoo:warm: the exporter worker refuses a WorkRequest that "
+                                         "lists no inputs"), response["output"]
+    assert len(response["output"].splitlines()) == 1
+    assert not (tmp_path / "warm.out").exists()

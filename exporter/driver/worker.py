@@ -139,9 +139,22 @@ def _stop_superseded(running, peek):
             older.stop(None)
 
 
-def _malformed_response(work_request):
-    return {"exitCode": 1, "requestId": work_request.get("requestId", 0),
-            "output": f"exporter worker: ignored a malformed WorkRequest: {work_request['malformed']}\n"}
+def _refusal(work_request, peek):
+    """The answer to a request the worker does not run (malformed, or listing no inputs), or None.
+
+    A request without inputs would run in the real execroot, where every file of the workspace
+    is visible (input_tree.py); Bazel lists them in every request it sends.
+    """
+    request_id = work_request.get("requestId", 0)
+    if "malformed" in work_request:
+        return {"exitCode": 1, "requestId": request_id,
+                "output": f"exporter worker: ignored a malformed WorkRequest: {work_request['malformed']}\n"}
+    if not work_request.get("inputs"):
+        return {"exitCode": 1, "requestId": request_id, "output": (
+            f"ERROR: {peek.label}: the exporter worker refuses a WorkRequest that lists no inputs: it runs "
+            f"each request in a folder of its declared inputs only, as Bazel's sandbox does; list them "
+            f"(WorkRequest.inputs), as Bazel does, or run the request one-shot (main.py COMMAND @PARAMS)\n")}
+    return None
 
 
 class _Loop:
@@ -150,35 +163,46 @@ class _Loop:
 
     def __init__(self, reader, channel, execroot):
         self.reader, self.channel, self.execroot = reader, channel, execroot
-        self.queued = reader.feed(b"")
+        self.queued = []  # (WorkRequest, request.Peek) not yet started
         self.running = {}  # pipe fd -> worker_child.Child
         self.stdin_open, self.stale = True, False
         self.started_with, self.toolchain = source_digest(), _Toolchain()
+        self.accept(reader.feed(b""))
 
     def answer(self, response):
         self.channel.write(work_protocol.encode_response(response, self.reader.protocol))
         self.channel.flush()
 
+    def accept(self, requests):
+        """Takes requests as they arrive: answers those it refuses at once, stops the running
+        requests that each one supersedes (whether or not this process will run it: a stale
+        worker restarts once no child runs, and a superseded one must not hold it up until its
+        deadline), and queues the rest."""
+        from exporter.driver import request
+
+        for work_request in requests:
+            peek = request.Peek(work_request.get("arguments", []), self.execroot)
+            refusal = _refusal(work_request, peek)
+            if refusal:
+                self.answer(refusal)
+                continue
+            _stop_superseded(self.running.values(), peek)
+            self.queued.append((work_request, peek))
+
     def dispatch(self):
-        """Answers malformed requests and starts a child for each other one, until the warm
-        state is stale.
+        """Starts a child for each queued request, until the warm state is stale.
 
         Bazel 4.2.3 keeps a worker whose tool files or toolchain changed (an edited exporter, a
         new lock). Its warm state is stale then: the running children finish, then the worker
         restarts with the code and venv now on disk and gets the requests not yet started.
         """
-        from exporter.driver import request
-
-        for bad in [r for r in self.queued if "malformed" in r]:
-            self.queued.remove(bad)
-            self.answer(_malformed_response(bad))
         self.stale = self.stale or (bool(self.queued) and source_digest() != self.started_with)
         while self.queued and not self.stale:
-            peek = request.Peek(self.queued[0].get("arguments", []), self.execroot)
+            work_request, peek = self.queued[0]
             self.stale = self.toolchain.changed_for(peek)
             if not self.stale:
-                _stop_superseded(self.running.values(), peek)
-                child = worker_child.Child(self.queued.pop(0), self.channel.fileno(), peek)
+                self.queued.pop(0)
+                child = worker_child.Child(work_request, peek)
                 self.running[child.fd] = child
 
     def wait(self):
@@ -192,7 +216,7 @@ class _Loop:
             if fd == 0:
                 chunk = os.read(0, 1 << 16)
                 self.stdin_open = bool(chunk)
-                self.queued += self.reader.feed(chunk)
+                self.accept(self.reader.feed(chunk))
             elif not self.running[fd].read():
                 response = self.running.pop(fd).response()
                 if response:
@@ -229,7 +253,7 @@ def serve(command):
             loop.dispatch()
             if loop.stale and not loop.running:
                 isolation.remove_dir(cache_dir)
-                _restart(channel, original_env, reader, loop.queued)
+                _restart(channel, original_env, reader, [r for r, _ in loop.queued])
             loop.wait()
     finally:
         isolation.remove_dir(cache_dir)

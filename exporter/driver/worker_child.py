@@ -1,9 +1,14 @@
 """The child side of every request: one request, run in a process forked from the warm parent
 (worker.py) or from the one-shot command line (cli.py), whose result comes back through a pipe.
 
-The parent holds the request's deadline: past it, it kills the child's process group and answers
-in one line. In the worker, a child whose request lists its inputs (Bazel's WorkRequest.inputs)
-runs in a private folder of those inputs only (input_tree.py), as the sandbox would.
+The child keeps only its end of that pipe (not the other children's, nor the worker's channel),
+dies with its parent, and gets what Bazel's sandbox gives a spawn (isolation.contain): no network,
+a read-only view of the machine but for its temp folder and its outputs' folders, and a PID
+namespace, under whose init the request runs, so that everything it starts dies with it. The
+parent holds the request's deadline: past it, it kills the child's process group (and with it the
+namespace's init) and answers in one line. In the worker, a child whose request lists its inputs
+(Bazel's WorkRequest.inputs) runs in a private folder of those inputs only (input_tree.py), as
+the sandbox would.
 """
 
 import os
@@ -12,18 +17,7 @@ import signal
 import struct
 import time
 
-from exporter.driver import input_tree, isolation, request
-
-
-def _die_with_parent():
-    """Asks Linux to kill this child when the worker dies, so no orphan writes outputs later."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 is PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
+from exporter.driver import input_tree, isolation, namespaces, request
 
 # The parent runs single-threaded: a process that forks after OpenMP started its thread pool
 # gives children that hang in their first parallel region (seen cloning ResNet-18's weights).
@@ -47,10 +41,23 @@ def _restore_threads():
         torch.set_num_threads(_CHILD_THREADS)
 
 
-def _run_here(work_request, execroot):
-    """The child's work: (exit code, text) of the request, isolated as the module docstring says."""
-    cache_dir = isolation.private_cache_dir()
-    blocked = isolation.block_network()  # workers run outside Bazel's sandbox
+def _keep_only(fd):
+    """Closes every descriptor but stdin, stdout, stderr and fd: the read ends of the other
+    children's pipes (which would let this request read, and so take, their answers), the
+    worker's channel to Bazel, and whatever else the parent holds."""
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) > 2 and int(name) != fd:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # stdin carries the parent's requests
+    isolation.forget_owner_locks()
+
+
+def _run_here(work_request, execroot, cache_dir, log_dir, gaps):
+    """The request's work: (exit code, text), in a private folder of its inputs where it lists them."""
+    _restore_threads()
     arguments = work_request.get("arguments", [])
     inputs = [i["path"] for i in work_request.get("inputs", [])]
     if inputs:
@@ -58,49 +65,61 @@ def _run_here(work_request, execroot):
             arguments = request.expand_params(arguments)  # the params file is not an input
             tree = input_tree.build(os.path.join(cache_dir, "execroot"), execroot, inputs)
             input_tree.enter(tree, execroot)
-        except (OSError, input_tree.InputPathError) as e:
+        except (OSError, ValueError) as e:
             return 1, f"exporter worker: cannot set up the request's inputs: {e}\n"
-    code, text = request.run(arguments, output_root=execroot, network_blocked=blocked)
+    code, text = request.run(arguments, output_root=execroot, gaps=gaps, log_dir=log_dir)
     os.chdir(execroot)
-    isolation.remove_dir(cache_dir)
     return code, text
+
+
+def _answer(fd, code, text):
+    """Sends (code, text) to the parent and ends this process."""
+    payload = text.encode("utf-8")
+    os.write(fd, struct.pack("<iI", code, len(payload)))
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+    os.close(fd)
+    os._exit(0)  # skip atexit handlers and buffers inherited from the parent
+
+
+def _child(work_request, execroot, peek, cache_dir, parent, write_end):
+    """The forked child's life, in the private folder cache_dir; never returns."""
+    os.setpgid(0, 0)  # a group of its own: the parent kills the group (where no PID namespace can be had)
+    namespaces.die_with_parent(lambda: os.getppid() == parent)  # no orphan writes outputs later
+    _keep_only(write_end)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
+    code, text = 1, "exporter worker: the request did not finish\n"
+    try:
+        log_dir = None if "log" in peek.roles else isolation.private_log_dir()
+        isolation.enter_private_dir(cache_dir)
+        gaps = isolation.contain([cache_dir, log_dir, *peek.output_dirs])
+        if isolation.PROCESSES not in gaps:
+            namespaces.run_in_pid_namespace(
+                lambda: _answer(write_end, *_run_here(work_request, execroot, cache_dir, log_dir, gaps)),
+                close=(write_end,))
+        code, text = _run_here(work_request, execroot, cache_dir, log_dir, gaps)
+    finally:
+        _answer(write_end, code, text)
 
 
 class Child:
     """One request running in a forked child.
 
-    peek is the parent's request.Peek of it; protocol_fd, the parent's channel to Bazel (closed
-    in the child), or None for a one-shot run.
+    peek is the parent's request.Peek of it.
     """
 
-    def __init__(self, work_request, protocol_fd, peek):
+    def __init__(self, work_request, peek):
         self.request, self.peek = work_request, peek
         self.deadline = time.monotonic() + peek.deadline
         self.stopped = None  # why the parent killed it, if it did: its answer, or "" for none
         self.data = b""
-        execroot = os.getcwd()
+        execroot, parent = os.getcwd(), os.getpid()
+        self.private = isolation.new_private_dir()  # removed here once the child is gone
         read_end, write_end = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
-            os.setpgid(0, 0)  # a group of its own: a deadline kills what the model started too
-            _die_with_parent()
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler is not ours
-            _restore_threads()
-            os.close(read_end)
-            if protocol_fd is not None:
-                os.close(protocol_fd)
-            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # stdin carries the parent's requests
-            code, text = 1, "exporter worker: the request did not finish\n"
-            try:
-                code, text = _run_here(work_request, execroot)
-            finally:
-                payload = text.encode("utf-8")
-                os.write(write_end, struct.pack("<iI", code, len(payload)))
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write_end, view):]
-                os.close(write_end)
-                os._exit(0)  # skip atexit handlers and buffers inherited from the parent
+            _child(work_request, execroot, peek, self.private, parent, write_end)
         os.close(write_end)
         self.fd = read_end
 
@@ -125,13 +144,14 @@ class Child:
                 f"ERROR: {self.peek.label}: the exporter ran past this action's deadline of "
                 f"{self.peek.deadline} s and was stopped; if the target needs longer, set "
                 f"`deadline = <seconds>` on {self.peek.label} or pass "
-                f"--@rules_torch_export//rules:exporter_deadline=<seconds>\n"
+                f"--{self.peek.deadline_flag}=<seconds>\n"
             )
 
     def response(self):
         """Reaps the child; returns its WorkResponse, or None if it gets none (see stop)."""
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
+        isolation.remove_dir(self.private)
         if self.stopped == "":
             return None
         code, output = (1, self.stopped) if self.stopped else _result(self.data, status, self.peek)
@@ -159,7 +179,7 @@ def _result(data, status, peek):
 def run_one_shot(arguments):
     """Runs one request in a child, as a worker would, and waits for it within its deadline;
     returns (exit code, text for stderr)."""
-    child = Child({"arguments": arguments}, None, request.Peek(arguments, os.getcwd()))
+    child = Child({"arguments": arguments}, request.Peek(arguments, os.getcwd()))
     while True:
         child.stop_if_late(time.monotonic())
         timeout = None if child.stopped is not None else max(0.0, child.deadline - time.monotonic())

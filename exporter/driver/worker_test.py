@@ -3,7 +3,6 @@ over JSON, the other one)."""
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -12,12 +11,10 @@ import textwrap
 import time
 
 import pytest
-from runfiles import Runfiles
 
 from exporter.driver import work_protocol
 from exporter.driver.worker import WARM_UP_LOG_PREFIX
-
-MAIN = Runfiles.Create().Rlocation("rules_torch_export/exporter/main.py")
+from exporter.tests.worker_harness import MAIN, Worker, children_of, is_running, one_shot, params_for
 
 MODELS = textwrap.dedent(
     """
@@ -77,12 +74,6 @@ HELPER = "from zoo.models import Tiny\n"
 
 SLOW = "import time\ntime.sleep(30)\nfrom zoo.models import Tiny\n"
 
-SPEC = {
-    "inputs": [{"name": "x", "value": {"tensor": {"shape": ["batch", 4], "dtype": "float32"}}}],
-    "dims": {"batch": {"min": 1, "max": 8, "example": 2}},
-}
-
-
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("work")
@@ -99,80 +90,6 @@ def workdir(tmp_path_factory):
     os.chdir(old)
 
 
-def params_for(name, entry, deadline=None):
-    """Writes a config and params file for exporting `entry`; returns the params argument."""
-    config = {
-        "label": f"//zoo:{name}",
-        "identity": "identity.txt",
-        "model": {"label": "//zoo:model", "entry": entry, "init_args": {},
-                  "srcs": ["zoo/models.py"], "import_roots": ["."]},
-        "spec_label": "//zoo:spec",
-        "spec": SPEC,
-        "outputs": {"pt2": f"{name}.pt2", "manifest": f"{name}.pt2.json"},
-    }
-    with open(f"{name}.json", "w") as f:
-        json.dump(config, f)
-    with open(f"{name}.params", "w") as f:
-        f.write(f"export\n{name}.json\n" + (f"--deadline={deadline}\n" if deadline else ""))
-    return f"@{name}.params"
-
-
-class Worker:
-    """A worker process, spoken to as Bazel 4.2.3 does: protobuf messages, or JSON objects
-    without trailing newlines."""
-
-    def __init__(self, main=MAIN, protocol=work_protocol.PROTO, log=None):
-        self.proc = subprocess.Popen(
-            [sys.executable, main, "--warm=lower", "--persistent_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log or subprocess.DEVNULL,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-        )
-        assert self.proc.stdin and self.proc.stdout  # both piped
-        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        self.next_id = 0
-        self.protocol = protocol
-        self.received = b""  # bytes of a response not yet complete
-        self.responses = []  # complete responses not yet received
-
-    def send(self, params, inputs=()):
-        """Sends a request; inputs, if given, are its declared inputs (WorkRequest.inputs)."""
-        self.next_id += 1
-        request = {"arguments": [params], "inputs": [{"path": p} for p in inputs], "requestId": self.next_id}
-        if self.protocol == work_protocol.JSON:
-            self.stdin.write(json.dumps(request).encode())  # no newline
-        else:
-            self.stdin.write(work_protocol.encode_request(request))
-        self.stdin.flush()
-        return self.next_id
-
-    def receive(self, timeout=240):
-        deadline = time.monotonic() + timeout
-        while not self.responses:
-            ready, _, _ = select.select([self.stdout], [], [], max(0, deadline - time.monotonic()))
-            assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
-            chunk = os.read(self.stdout.fileno(), 1 << 16)
-            assert chunk, "the worker closed its output"
-            responses, self.received = work_protocol.decode_responses(self.received + chunk, self.protocol)
-            self.responses += responses
-        return self.responses.pop(0)
-
-    def request(self, params, inputs=()):
-        request_id = self.send(params, inputs)
-        response = self.receive()
-        assert response["requestId"] == request_id
-        return response
-
-    def rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-
-    def close(self):
-        self.stdin.close()
-        self.proc.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
 def worker(workdir):
     """One worker for the module: sharing it is itself a test of request isolation."""
@@ -180,34 +97,6 @@ def worker(workdir):
     yield w
     if w.proc.poll() is None:
         w.close()
-
-
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        return None
-
-
-def children_of(pid):
-    """The worker's forked children: processes whose parent it is and whose command line is its
-    own (a fork, not a helper program that a library runs for a moment)."""
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [child for child in found.split() if _cmdline(child) == _cmdline(pid)]
-
-
-def is_running(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def one_shot(params):
-    return subprocess.run([sys.executable, MAIN, params], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=600)
 
 
 def test_worker_and_one_shot_write_identical_bytes(worker, workdir):

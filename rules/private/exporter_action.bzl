@@ -1,6 +1,6 @@
 """The one helper through which every rule runs the exporter."""
 
-load("//exporter:exporter_facts.bzl", "EXPORTER_ACTIONS", _MATH_ENV = "REPRODUCIBLE_MATH_ENV")
+load("//exporter:exporter_facts.bzl", "EXPORTER_ACTIONS", "REPORT_ACTIONS", _MATH_ENV = "REPRODUCIBLE_MATH_ENV")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
 # Exporter actions need no network; the sandbox blocks it, so a model cannot download weights.
@@ -56,7 +56,8 @@ DEADLINE_ATTRS = {
         default = 0,
         doc = "Seconds this target's exporter actions may run before the exporter stops them " +
               "and the build fails, e.g. 7200 for a model that takes long to lower; 0 (the " +
-              "default) takes --@rules_torch_export//rules:exporter_deadline, which is 3600.",
+              "default) takes --@rules_torch_export//rules:exporter_deadline (in rules_torch_export's " +
+              "own workspace, --//rules:exporter_deadline), which is 3600.",
     ),
 }
 
@@ -135,8 +136,13 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
     request.add(request_command)
     request.add(config_file)
 
-    # Not in the config: a deadline changes no output, so it stays out of the manifests.
-    request.add("--deadline={}".format(getattr(ctx.attr, "deadline", 0) or toolchain.deadline_seconds))
+    # A deadline changes no output, so it stays out of the config (and the manifests) and the
+    # build's flag out of the key too: the exporter reads it beside the stamp (toolchain/deadline.bzl).
+    # A target's own `deadline` is its BUILD file's, the same on every machine.
+    if getattr(ctx.attr, "deadline", 0):
+        request.add("--deadline={}".format(ctx.attr.deadline))
+    request.add("--deadline_stamp", toolchain.deadline_stamp)
+    request.add("--deadline_flag=" + toolchain.deadline_flag)
     request.use_param_file("@%s", use_always = True)
     request.set_param_file_format("multiline")
 
@@ -144,10 +150,15 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
         executable = toolchain.python,
         # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
         arguments = [toolchain.exporter_main.path, "--warm=" + (worker or worker_command), request],
-        inputs = depset([config_file, toolchain.identity], transitive = [inputs]),
-        # Tools, not plain inputs: the exporter's own files. Bazel 4.2.3 still reuses a worker
-        # after they change, so exporter/driver/worker.py checks its sources before each request.
-        tools = depset([toolchain.exporter_main], transitive = [toolchain.exporter_srcs]),
+        inputs = depset([config_file, toolchain.identity, toolchain.deadline_stamp], transitive = [inputs]),
+        # Tools, not plain inputs: the exporter's own files, and a report's renderer for the
+        # actions that draw one (and only for them: editing a report's code re-runs reports only).
+        # Bazel 4.2.3 still reuses a worker after they change, so exporter/driver/worker.py checks
+        # its sources before each request.
+        tools = depset(
+            [toolchain.exporter_main],
+            transitive = [toolchain.exporter_srcs] + ([toolchain.report_srcs] if worker_command in REPORT_ACTIONS else []),
+        ),
         outputs = outputs.values(),
         mnemonic = action["mnemonic"],
         progress_message = progress_message,

@@ -1,7 +1,7 @@
 """A program's report (<name>.report.html, output group `report`) and program_dashboard.
 
 Every rule that lowers with lowering.bzl's lower_program writes a report beside its program:
-one self-contained HTML file (exporter/actions/report.py) drawn from the lowering's files and its
+one self-contained HTML file (exporter/reports/report.py) drawn from the lowering's files and its
 graph record, with each method's graph laid out by graphviz's dot (@graphviz,
 toolchain/graphviz_repository.bzl), and a summary JSON that program_dashboard reads.
 """

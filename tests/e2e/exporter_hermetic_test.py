@@ -197,3 +197,38 @@ def test_an_action_that_ran_with_network_says_so_in_its_log_and_manifest(tmp_pat
         f"rules_torch_export: {request.NETWORK_NOT_BLOCKED}"]
     assert "network" not in closed_manifest and "network" not in closed_log
     assert (tmp_path / "open" / "t.pt2").read_bytes() == (tmp_path / "closed" / "t.pt2").read_bytes()
+
+
+def test_the_read_only_view_works_for_an_unprivileged_process():
+    """The worker may run as any user: then the child enters its mount namespace inside a user
+    namespace (driver/namespaces.py); its outputs' folder stays writable, the rest is not."""
+    import errno
+    import shutil
+
+    base = tempfile.mkdtemp(dir="/tmp")  # reachable by `nobody`, unlike the test's own folder
+    allowed, other = os.path.join(base, "outputs"), os.path.join(base, "sources")
+    for folder in (base, allowed, other):
+        os.makedirs(folder, exist_ok=True)
+        os.chmod(folder, 0o777)
+
+    def child():
+        import ctypes  # noqa: F401  (imported while its file is readable, as above)
+
+        if os.geteuid() == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+        gaps = isolation.contain([allowed])
+        written = []
+        for folder in (allowed, other):
+            try:
+                open(os.path.join(folder, "x"), "w").close()
+                written.append("written")
+            except OSError as e:
+                written.append(errno.errorcode[e.errno])
+        return json.dumps([gaps, written])
+
+    try:
+        assert json.loads(in_child(child)) == [[], ["written", "EROFS"]]
+        assert os.listdir(other) == []
+    finally:
+        shutil.rmtree(base)

@@ -206,10 +206,105 @@ def test_a_hanging_model_fails_at_its_deadline_in_one_line(ws, target, flags, se
     ws.write("zoo_hang/hang.py", "import time\n\nimport torch\n\ntime.sleep(600)\n\n\nclass Hang(torch.nn.Module):\n"
                                  "    def forward(self, x):\n        return x\n")
     result = ws.bazel("build", target, *flags)
+    # The flag as this workspace names it: here, rules_torch_export's own, Bazel 4.2.3 ignores the
+    # --@rules_torch_export//... form (measured: the lowering ran on); the flag case uses this one.
     assert _one_error(result, target) == (
         f"ERROR: {target}: the exporter ran past this action's deadline of {seconds} s and was stopped; if the "
         f"target needs longer, set `deadline = <seconds>` on {target} or pass "
-        f"--@rules_torch_export//rules:exporter_deadline=<seconds>")
+        f"--//rules:exporter_deadline=<seconds>")
+
+
+WRITER_BUILD = """
+load("//rules:defs.bzl", "torch_export", "torch_model")
+
+torch_model(
+    name = "writer",
+    srcs = ["writer.py"],
+    entry = "zoo_writer.writer:Writer",
+)
+
+torch_export(
+    name = "ep",
+    model = ":writer",
+    shapes = "//zoo:vec",
+)
+
+torch_model(
+    name = "unseeded",
+    srcs = ["unseeded.py"],
+    entry = "zoo_writer.unseeded:model",
+)
+
+torch_export(
+    name = "unseeded_ep",
+    model = ":unseeded",
+    shapes = "//zoo:vec",
+)
+"""
+
+# Model code that writes beside its own source as its module loads.
+WRITER = """import pathlib
+
+import torch
+
+pathlib.Path(__file__).resolve().parent.joinpath("written_by_model.txt").write_text("x")
+
+
+class Writer(torch.nn.Module):
+    def forward(self, x):
+        return x
+"""
+
+# Built as its module loads, without a seed: issue 42's model, behind the spec's input name.
+UNSEEDED = """import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+model = Net()
+"""
+
+
+def _install_writer(ws):
+    ws.write("zoo_writer/BUILD", WRITER_BUILD)
+    ws.write("zoo_writer/writer.py", WRITER)
+    ws.write("zoo_writer/unseeded.py", UNSEEDED)
+
+
+def test_model_code_cannot_write_beside_its_sources_in_either_mode(ws):
+    """Measured before: in the default mode (the worker) the build succeeded and the file appeared
+    in the workspace; the sandbox refused it with an absolute path in an OSError."""
+    _install_writer(ws)
+    lines = {mode: _one_error(ws.bazel("build", "//zoo_writer:ep", *flags), "//zoo_writer:ep")
+             for mode, flags in MODES.items()}
+    assert lines["worker"] == lines["sandbox"] == (
+        "ERROR: //zoo_writer:ep: torch_model //zoo_writer:writer writes zoo_writer/written_by_model.txt, which "
+        "is not an output of this action: exporter actions may write only their declared outputs and temp "
+        "files (tempfile.gettempdir()), as in Bazel's sandbox; write it to a temp folder or stop writing it")
+    assert not os.path.exists(os.path.join(ws.path, "zoo_writer", "written_by_model.txt"))
+
+
+def test_a_model_built_as_its_module_loads_has_the_same_bytes_in_the_worker_and_the_sandbox(ws):
+    """Measured before: a warm worker and a sandboxed run gave two sha256 (the worker's warm-up
+    had drawn from torch's generator; the module was imported before any seed)."""
+    _install_writer(ws)
+    pt2 = "bazel-bin/zoo_writer/unseeded_ep.pt2"
+    digests = {}
+    for mode, flags in MODES.items():
+        if os.path.exists(os.path.join(ws.path, pt2)):
+            os.remove(os.path.join(ws.path, pt2))  # so that Bazel runs the action again, in this mode
+        result = ws.build("//zoo_writer:unseeded_ep", *flags)
+        assert [s["runner"] for s in result.executed("TorchExport")] == [
+            "worker" if mode == "worker" else "linux-sandbox"]
+        digests[mode] = ws.digests([pt2, pt2 + ".json"])
+    assert digests["worker"] == digests["sandbox"]
 
 
 PROBE_BUILD = """

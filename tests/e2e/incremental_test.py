@@ -32,7 +32,11 @@ def _edit(ws, rel, old, new):
 
 
 def _rebuild(ws):
-    return ws.bazel("test", "//zoo:all").check()
+    return _rebuild_with(ws)
+
+
+def _rebuild_with(ws, *flags):
+    return ws.bazel("test", "//zoo:all", *flags).check()
 
 
 def _query(ws, expression):
@@ -186,18 +190,58 @@ def test_adding_an_adapter_rebuilds_nothing_else(ws):
     assert ws.sha256("bazel-bin/zoo_lora/second_pte.pte") != before["bazel-bin/zoo_lora/first_pte.pte"]
 
 
+def _exporter_actions(result):
+    """{mnemonic: how many ran} of the exporter's actions (the registry's mnemonics)."""
+    from exporter.actions import registry
+
+    mnemonics = sorted({a.mnemonic for a in registry.ACTIONS.values()})
+    return {m: len(result.executed(m)) for m in mnemonics if result.executed(m)}
+
+
+def test_a_new_deadline_reruns_no_exporter_action(ws):
+    """A deadline changes no byte. Measured before: the same build of //models/mobilenet:mobilenet_pte
+    with --//rules:exporter_deadline=7000 re-ran 3 exporter actions (the deadline was in each
+    one's params file, so builds with other deadlines shared no cache)."""
+    for flags in (["--//rules:exporter_deadline=7000"], []):
+        result = _rebuild_with(ws, *flags)
+        assert _exporter_actions(result) == {}, flags
+        assert result.warm_ups() == [] and result.tests_run() == []
+        assert [s["mnemonic"] for s in result.spawns if s["mnemonic"] == "ExporterDeadline"] == ["ExporterDeadline"]
+
+
+def test_editing_a_report_s_code_redraws_reports_only(ws):
+    """Reports are a tool set of their own (//exporter:report_srcs). Measured before: a comment
+    appended to the seven report and dashboard modules re-ran the export and both lowerings of
+    //models/mobilenet:mobilenet_pte, built without reports."""
+    with_report = ["--output_groups=+report", "//zoo:mlp_pte"]
+    ws.build(*with_report)
+    _edit(ws, "exporter/reports/report_html.py", ":root{", "/* edited */ :root{")
+    assert _exporter_actions(ws.build(*with_report)) == {"ProgramReport": 1}
+    assert _exporter_actions(_rebuild(ws)) == {}
+
+
 def _exporter_workers(ws, command):
-    """Pids of this workspace's persistent workers for `command` (export or lower)."""
+    """Pids of this workspace's persistent workers for `command` (export or lower): not the
+    processes a worker forks for a request, which share its command line."""
     pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             cwd = os.readlink(f"/proc/{pid}/cwd")
+            parent = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[1]
+            forked = open(f"/proc/{parent}/cmdline", "rb").read().split(b"\0") == argv
         except OSError:
             continue  # gone, or not ours to read
-        if b"--persistent_worker" in argv and f"--warm={command}".encode() in argv and cwd == ws.execroot:
+        if b"--persistent_worker" in argv and f"--warm={command}".encode() in argv and cwd == ws.execroot \
+                and not forked:
             pids.append(int(pid))
     return pids
+
+
+def _children_named(command):
+    """Pids of the processes whose command line is command."""
+    found = subprocess.run(["pgrep", "-f", f"^{command}$"], capture_output=True, text=True).stdout
+    return [int(p) for p in found.split()]
 
 
 def _children(pid):
@@ -221,15 +265,18 @@ torch_export(
 )
 """
 
-# The first process to load it (the interrupted build's) runs long, then fails; later ones do not.
+# Without the marker (the interrupted build's request), it says that it runs by starting a
+# `sleep 4545` (model code may write nowhere but its outputs), runs long, then fails; with it
+# (the test makes it before the next build), it does not.
 SLOW_MODEL = """import os
+import subprocess
 import time
 
 import torch
 
 MARKER = {marker!r}
 if not os.path.exists(MARKER):
-    open(MARKER, "w").close()
+    subprocess.Popen(["sleep", "4545"])
     time.sleep(45)
     raise RuntimeError("the interrupted build's request fails late")
 
@@ -254,13 +301,14 @@ def test_an_interrupted_build_leaves_nothing_that_harms_the_next_one(ws, tmp_pat
     ws.write("zoo_slow/slowpoke.py", SLOW_MODEL.format(marker=marker, comment="  # runs again"))
     build = ws.popen("build", "//zoo_slow:ep")
     deadline = time.monotonic() + 300
-    while not os.path.exists(marker):
+    while not _children_named("sleep 4545"):
         assert build.poll() is None and time.monotonic() < deadline, "the export never started"
         time.sleep(0.2)
     (old_child,) = [c for pid in _exporter_workers(ws, "export") for c in _children(pid)]
     build.send_signal(signal.SIGINT)  # Ctrl-C
     build.communicate(timeout=120)
     assert os.path.exists(f"/proc/{old_child}"), "Bazel stopped the old request itself"
+    open(marker, "w").close()  # the next build's request runs normally
     assert ws.build("//zoo_slow:ep").labels("TorchExport") == ["//zoo_slow:ep"]  # at once
     pt2 = os.path.join(ws.path, "bazel-bin/zoo_slow/ep.pt2")
     assert ws.sha256("bazel-bin/zoo_slow/ep.pt2") == reference

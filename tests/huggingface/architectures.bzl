@@ -71,6 +71,14 @@ SEQ2SEQ = {
     "whisper": ("automatic-speech-recognition", {"begin_suppress_tokens": None, "bos_token_id": 1, "d_model": 32, "decoder_attention_heads": 2, "decoder_ffn_dim": 64, "decoder_layers": 2, "decoder_start_token_id": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "encoder_layers": 2, "eos_token_id": 2, "init_std": 0.5, "max_source_positions": 16, "max_target_positions": 32, "model_type": "whisper", "num_mel_bins": 16, "pad_token_id": 0, "suppress_tokens": None, "vocab_size": 100}),
 }
 
+# The rows every `bazel test //...` checks: one per task and family (CI's 30 minutes hold no
+# more). The others are `manual`: `bazel test //tests/huggingface:table` checks every row, as
+# whoever changes hf_model, the exporter or the lock must (docs/huggingface.md).
+EVERY_BUILD = ["bert", "distilbert", "vit", "detr", "wav2vec2", "gemma3", "t5", "whisper"]
+
+def _tags(name):
+    return [] if name in EVERY_BUILD else ["manual"]
+
 _TOKENIZER = "//models/llm:tiny_tokenizer"
 
 # Six decode calls after a one-token prompt, each reading the positions the earlier ones wrote.
@@ -80,24 +88,29 @@ _DECODE_CALLS = [step(
 ) for i in range(6)]
 
 def _encoder(name, task, config, options):
-    hf_model(name = name, config = config, inputs = options.get("inputs"), task = task)
-    torch_export(name = name + "_ep", model = ":" + name)
-    executorch_program(name = name + "_pte", backends = ["xnnpack"], exported = ":" + name + "_ep")
-    numerics_test(name = name + "_numerics_test", program = ":" + name + "_pte")
+    tags = _tags(name)
+    hf_model(name = name, config = config, inputs = options.get("inputs"), tags = tags, task = task)
+    torch_export(name = name + "_ep", model = ":" + name, tags = tags)
+    executorch_program(name = name + "_pte", backends = ["xnnpack"], exported = ":" + name + "_ep", tags = tags)
+    numerics_test(name = name + "_numerics_test", program = ":" + name + "_pte", tags = tags)
 
 def _decoder(name, config):
-    hf_model(name = name, config = config, max_cache_len = 32, task = "text-generation")
-    llm_program(name = name + "_llm", max_seq_len = 32, model = ":" + name, strict = True, tokenizer = _TOKENIZER)
-    numerics_test(name = name + "_llm_numerics_test", program = ":" + name + "_llm", steps = _DECODE_CALLS)
+    tags = _tags(name)
+    hf_model(name = name, config = config, max_cache_len = 32, tags = tags, task = "text-generation")
+    llm_program(name = name + "_llm", max_seq_len = 32, model = ":" + name, strict = True, tags = tags, tokenizer = _TOKENIZER)
+    numerics_test(name = name + "_llm_numerics_test", program = ":" + name + "_llm", steps = _DECODE_CALLS, tags = tags)
     llm_generation_test(
         name = name + "_llm_generation_test",
         max_new_tokens = 8,
         program = ":" + name + "_llm",
         prompts = ["The runner reads the cache"],
+        tags = tags,
         tokenizer = _TOKENIZER,
     )
 
 def _seq2seq(name, task, config):
+    if name not in EVERY_BUILD:
+        fail("tests/huggingface: " + name + "'s generation test in BUILD runs in every build; add it to EVERY_BUILD")
     hf_model(name = name, config = config, max_cache_len = 16, task = task)
     torch_export(name = name + "_encoder_ep", model = ":" + name + "_encoder")
     torch_export(name = name + "_decoder_ep", model = ":" + name + "_decoder", strict = True)
@@ -135,3 +148,16 @@ def hf_architectures():
         _decoder(name, config)
     for name, (task, config) in SEQ2SEQ.items():
         _seq2seq(name, task, config)
+    native.test_suite(
+        name = "table",
+        tests = [":" + t for t in _table_tests()],
+    )
+
+def _table_tests():
+    """Every row's tests, manual ones included (a test_suite's tests may name them)."""
+    tests = [name + "_numerics_test" for name in ENCODERS]
+    for name in DECODERS:
+        tests += [name + "_llm_numerics_test", name + "_llm_generation_test"]
+    for name in SEQ2SEQ:
+        tests += [name + "_encoder_numerics_test", name + "_decoder_numerics_test", name + "_generation_test"]
+    return tests

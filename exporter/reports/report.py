@@ -4,7 +4,7 @@
 It reads only what the build already made (the lowering's graph record, the .pte and its
 manifest, the .pt2 manifests, the .ptd, the selected operators; and an ETDump of native runs
 when one is given), lays each method's graph out with graphviz's `dot`, and writes one
-self-contained HTML file (formats/program_report.py). No torch, no ExecuTorch import: a report
+self-contained HTML file (reports/program_report.py). No torch, no ExecuTorch import: a report
 costs about a second, not a lowering.
 """
 
@@ -13,7 +13,8 @@ import os
 
 from exporter.core import atomic
 from exporter.core.errors import UserError
-from exporter.formats import graph_dot, program_report, pte_inspect
+from exporter.formats import pte_inspect
+from exporter.reports import graph_dot, program_report
 
 
 def read_json(path, what):

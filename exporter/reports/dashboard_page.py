@@ -4,7 +4,7 @@ and the SQNR floors of their numerics_tests, with a link to each program's repor
 
 import posixpath
 
-from exporter.formats.report_html import Raw, bar, esc, note, page, percent, section, size, table
+from exporter.reports.report_html import Raw, bar, esc, note, page, percent, section, size, table
 
 _BAR = "#2563eb"
 

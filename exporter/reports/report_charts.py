@@ -1,6 +1,6 @@
 """Inline SVG charts for reports: the memory plan (tensors' lifetimes against their offsets)."""
 
-from exporter.formats.report_html import esc, size
+from exporter.reports.report_html import esc, size
 
 _PALETTE = ("#60a5fa", "#34d399", "#fbbf24", "#f472b6", "#a78bfa", "#fb923c", "#2dd4bf", "#f87171")
 WIDTH, HEIGHT, LEFT, BOTTOM = 1000, 240, 70, 26

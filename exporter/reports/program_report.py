@@ -1,12 +1,12 @@
 """One program's standalone HTML report (`<program>.report.html`), and the summary the zoo's
 dashboard reads (`<program>.report.json`).
 
-render(data) takes what actions/report.py read: the graph record, the .pte summary, the
+render(data) takes what reports/report.py read: the graph record, the .pte summary, the
 manifests, the SVG of each method's graph, and the optional ETDump profile.
 """
 
-from exporter.formats import graph_dot, report_charts, report_figures
-from exporter.formats.report_html import Raw, bar, esc, legend, note, number, page, percent, section, size, table
+from exporter.reports import graph_dot, report_charts, report_figures
+from exporter.reports.report_html import Raw, bar, esc, legend, note, number, page, percent, section, size, table
 
 SUMMARY_FORMAT = "rules_torch_export/report-summary/1"
 

@@ -1,14 +1,14 @@
 """The ProgramDashboard action: programs' report summaries -> one page across them
-(formats/dashboard.py). It reads only JSON: each program's <name>.report.json, and the configs
+(reports/dashboard_page.py). It reads only JSON: each program's <name>.report.json, and the configs
 that program_budget_test and numerics_test write (their label, program, limits and SQNR floor).
 """
 
 import os
 
-from exporter.actions.report import read_json
 from exporter.core import atomic
 from exporter.core.errors import UserError
-from exporter.formats import dashboard, program_report
+from exporter.reports import dashboard_page, program_report
+from exporter.reports.report import read_json
 
 
 def _summary(path):
@@ -34,5 +34,5 @@ def run(config):
     budgets = [_test(p, ("label", "program", "limits")) for p in config.budgets]
     numerics = [_test(p, ("label", "program", "min_sqnr_db")) for p in config.numerics]
     html_path = config.outputs["html"]
-    text = dashboard.render(summaries, config.title, config.package, budgets, numerics)
+    text = dashboard_page.render(summaries, config.title, config.package, budgets, numerics)
     atomic.write_bytes(html_path, text.encode("utf-8"))

@@ -7,9 +7,10 @@ import json
 import pytest
 from runfiles import Runfiles
 
-from exporter.actions import dashboard, lower, program_graph, registry, report
+from exporter.actions import lower, program_graph, registry
 from exporter.core.errors import UserError
 from exporter.formats import pt2
+from exporter.reports import dashboard, report
 from exporter.tests import built_programs
 
 
