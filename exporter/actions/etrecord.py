@@ -66,12 +66,12 @@ def write(et_program, path):
 
 
 def run(config):
-    """Runs the action for a LowerConfig whose raw JSON also names the program's "pte"."""
+    """Runs the action for an ETRecordConfig."""
     et_program = lower.lowered(config, generate_etrecord=True)[0]
-    with open(config.raw["pte"], "rb") as f:
+    with open(config.pte, "rb") as f:
         built = f.read()
     if et_program.buffer != built:
-        raise UserError(f"lowering again gave a .pte other than {os.path.basename(config.raw['pte'])} "
+        raise UserError(f"lowering again gave a .pte other than {os.path.basename(config.pte)} "
                         f"(sha256 {hashlib.sha256(et_program.buffer).hexdigest()[:12]} against "
                         f"{hashlib.sha256(built).hexdigest()[:12]}), so an ETRecord would not describe it; "
                         f"the lowering is not deterministic, please report it")

@@ -24,7 +24,7 @@ import dataclasses
 
 from exporter.core.backends import BackendOptions
 from exporter.core.kernels import DEFAULT_KERNELS
-from exporter.core.typed_json import Config, field, inline
+from exporter.core.typed_json import Config, check, field, inline
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +81,7 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True,
         if host not in ("", command) and getattr(ACTIONS.get(host), "worker", None) != host:
             raise ValueError(f"{command!r} shares the worker of {host!r}, which has none of its own")
         module_name = f"exporter.{package}.{module or command}"
+        check(cls)  # a hint the decoder cannot check fails at import, in every test
         ACTIONS[command] = Action(command, mnemonic, module_name, cls, host, remote, torch)
         return cls
 
@@ -215,12 +216,16 @@ class MethodConfig(Config):
     export: ExportOptions = dataclasses.field(default_factory=ExportOptions)
 
 
+_METHOD_KEYS = tuple(f.name for f in dataclasses.fields(MethodConfig))
+
+
 def _methods_json(data):
     """A program's "methods", or its one method "forward", whose fields sit at the top level."""
-    return data["methods"] if "methods" in data else {"forward": data}
+    if "methods" in data:
+        return data["methods"]
+    return {"forward": {key: value for key, value in data.items() if key in _METHOD_KEYS}}
 
 
-@action("etrecord", "ExecuTorchETRecord", worker="lower")  # with raw["pte"], the program to describe
 @action("lower", "ExecuTorchLower")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LowerConfig(ActionConfig):
@@ -247,7 +252,7 @@ class LowerConfig(ActionConfig):
                 lowering imports from (core/backend_site.py)
     """
 
-    methods: dict[str, MethodConfig] = field(read=_methods_json)
+    methods: dict[str, MethodConfig] = field(read=_methods_json, keys=("methods", *_METHOD_KEYS))
     backends: tuple[str, ...] = ("xnnpack",)
     metadata: dict = dataclasses.field(default_factory=dict)
     weights: str = "inline"
@@ -262,6 +267,18 @@ class LowerConfig(ActionConfig):
     def backends_of(self, method):
         """The partitioners of one method."""
         return self.method_backends[method] if self.method_backends else self.backends
+
+
+@action("etrecord", "ExecuTorchETRecord", worker="lower")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ETRecordConfig(LowerConfig):
+    """ExecuTorchETRecord: the lowering again, with ExecuTorch's ETRecord (outputs "etrecord",
+    "log"); actions/etrecord.py. The lowering's config, without kernels, and
+
+    pte     path of the program's .pte, which the lowering again must give byte for byte
+    """
+
+    pte: str
 
 
 @action("bundle", "ModelBundle", module="model_bundle", worker=False)

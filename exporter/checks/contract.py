@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 import sys
+import typing
 
 from exporter.actions.registry import Calibration, ModelConfig
 from exporter.core.typed_json import Config, inline
@@ -195,7 +196,7 @@ class BudgetConfig(CheckConfig):
     limits: Limits = dataclasses.field(default_factory=Limits)
     max_growth_percent: float | None = None
     golden: str | None = None
-    kind = "budget"
+    kind: typing.Literal["budget"] = "budget"  # golden_config tells a budget's config by it
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
