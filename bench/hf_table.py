@@ -80,8 +80,9 @@ def _tasks(workspace):
     """{architecture: task} from architectures.bzl's rows (the generative ones: their tasks)."""
     with open(os.path.join(workspace, PACKAGE, "architectures.bzl"), encoding="utf-8") as f:
         text = f.read()
-    tasks = dict(re.findall(r'^    "(\w+)": \("([\w-]+)"', text, re.M))
-    decoders = text[text.index("DECODERS = {"):text.index("}", text.index("DECODERS = {"))]
+    tasks = dict(re.findall(r'^    "(\w+)": \(\s*"([\w-]+)"', text, re.M))  # a row may wrap (DETR's)
+    start = text.index("DECODERS = {")
+    decoders = text[start:text.index("\n}\n", start)]
     tasks.update(dict.fromkeys(re.findall(r'^    "(\w+)":', decoders, re.M), "text-generation"))
     return tasks
 

@@ -24,3 +24,13 @@ def test_outputs_that_could_not_be_compared_say_so():
     found = [_summary("vit_numerics_test", {"python": {"min": None}})]
     assert hf_table.table(found, {"vit": "fails"}, {}, {"vit": "image-classification"}).endswith(
         "| vit | image-classification | fails | - | n/c |")
+
+
+def test_every_row_of_the_table_file_has_its_task():
+    """Wrapped rows (DETR's) and every decoder count, with their tasks."""
+    tasks = hf_table._tasks(".")  # the runfiles' root: architectures.bzl is data
+    assert tasks["detr"] == "object-detection"
+    assert tasks["whisper"] == "automatic-speech-recognition"
+    assert {name for name, task in tasks.items() if task == "text-generation"} == {
+        "gpt2", "llama", "qwen3", "gemma3", "phi3", "smollm3"}
+    assert len(tasks) == 19
