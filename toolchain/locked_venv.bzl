@@ -18,6 +18,18 @@ def run_or_fail(rctx, args, what, timeout = 600):
         fail("rules_torch_export: {} failed (exit {}):\n{}".format(what, result.return_code, (result.stdout + result.stderr)[-3000:]))
     return result.stdout.strip()
 
+# pip's arguments for a hash-pinned lock: exactly its pins, wheels only, nothing asked.
+PIP_INSTALL_LOCKED = [
+    "-m",
+    "pip",
+    "install",
+    "--no-deps",
+    "--no-input",
+    "--disable-pip-version-check",
+    "--require-hashes",
+    "--only-binary=:all:",
+]
+
 def make_locked_venv(rctx, python, lock, what, timeout = 600):
     """Makes `venv/` from `lock`: no dependency resolved, every wheel's sha256 checked, no sdist built.
 
@@ -29,16 +41,4 @@ def make_locked_venv(rctx, python, lock, what, timeout = 600):
       timeout: seconds for pip.
     """
     run_or_fail(rctx, [python, "-m", "venv", "venv"], "python3 -m venv (for {})".format(what))
-    run_or_fail(rctx, [
-        "venv/bin/python3",
-        "-m",
-        "pip",
-        "install",
-        "--no-deps",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--require-hashes",
-        "--only-binary=:all:",
-        "-r",
-        rctx.path(lock),
-    ], "pip install of " + str(lock), timeout)
+    run_or_fail(rctx, ["venv/bin/python3"] + PIP_INSTALL_LOCKED + ["-r", rctx.path(lock)], "pip install of " + str(lock), timeout)
