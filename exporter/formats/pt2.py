@@ -9,8 +9,9 @@ Written files drop node metadata that depends on the process or the machine:
   which never equal the ids of the process that exported, so nothing downstream loses by it.
 
 Strict export (TorchDynamo) keys a node's nn_module_stack entries by id(module), another
-Python object id; non-strict export keys them by the module's path ("L__self__body"). Written
-files use the path for both.
+Python object id, with "@<n>" for a module's n-th call after its first (T5's dropout); non-strict
+export keys them by the module's path ("L__self__body"). Written files use the path for both,
+keeping the call's "@<n>".
 
 Loaded files get one repair before anything traces them again (see docs/shape_specs.md,
 "Derived sizes after a round trip"). Before that, a file is hostile: load() refuses what torch
@@ -34,6 +35,9 @@ from exporter.formats import archives
 # Node metadata that never reaches a written .pt2.
 _PROCESS_SPECIFIC_META = ("stack_trace", "from_node")
 
+# Strict export's nn_module_stack key: id(module), then "@<n>" from a module's second call on.
+_MODULE_ID_KEY = re.compile(r"\d+(@\d+)?")
+
 
 def graph_modules(ep):
     """Every torch.fx GraphModule of the program: the root and its submodules (cond branches)."""
@@ -48,11 +52,14 @@ def normalise(ep):
                 node.meta.pop(key, None)
             stack = node.meta.get("nn_module_stack")
             if stack:
-                node.meta["nn_module_stack"] = {
-                    (f"L__self__{value[0]}" if str(key).isdigit() else key): value
-                    for key, value in stack.items()
-                }
+                node.meta["nn_module_stack"] = {_stack_key(key, value[0]): value for key, value in stack.items()}
     return ep
+
+
+def _stack_key(key, module_path):
+    """A strict export's key by id(module) as the module's path, with the call's "@<n>"."""
+    by_id = _MODULE_ID_KEY.fullmatch(str(key))
+    return f"L__self__{module_path}{by_id.group(1) or ''}" if by_id else key
 
 
 def save(ep, path):

@@ -53,14 +53,28 @@ model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
 if sys.argv[2] == "decomposed":
     ep = torch.export.export(model, (torch.randn(2, 4),)).run_decompositions({})
     assert any("from_node" in n.meta for n in ep.graph.nodes)
-else:
+elif sys.argv[2] == "strict":
     ep = torch.export.export(model, (torch.randn(2, 4),), strict=True)
     assert any(k.isdigit() for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
+else:  # a module called twice: its second call's key is "<id>@1"
+    class Twice(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.linear(self.linear(x))
+
+    ep = torch.export.export(Twice(), (torch.randn(2, 4),), strict=True)
+    assert any("@" in k for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
 pt2.save(ep, sys.argv[1])
 """
 
+# The entry of a module keyed by its path, as each kind writes it.
+_PATH_KEY = {"decomposed": b"L__self__0", "strict": b"L__self__0", "strict_twice": b"L__self__linear@1"}
 
-@pytest.mark.parametrize("kind", ["decomposed", "strict"])
+
+@pytest.mark.parametrize("kind", ["decomposed", "strict", "strict_twice"])
 def test_the_same_program_gives_the_same_bytes_in_two_processes(tmp_path, kind):
     paths = [str(tmp_path / folder / "program.pt2") for folder in ("a", "b")]  # the name is in the bytes
     for path in paths:
@@ -72,7 +86,7 @@ def test_the_same_program_gives_the_same_bytes_in_two_processes(tmp_path, kind):
         model_json = next(archive.read(n) for n in archive.namelist() if n.endswith("models/model.json"))
     for key in (b"from_node", b"graph_id", b"stack_trace"):
         assert key not in model_json
-    assert b"L__self__0" in model_json  # the Linear's entry, keyed by its path
+    assert _PATH_KEY[kind] in model_json  # the Linear's entry, keyed by its path
 
 
 _WRITE_CUSTOM_OP = """
