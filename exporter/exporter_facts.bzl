@@ -347,3 +347,5 @@ HF_TASKS = {
 }
 
 HF_MODEL_ENTRY = "exporter.core.hf_models:build"
+
+PEFT_WEIGHTS = "adapter_model.safetensors"

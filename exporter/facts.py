@@ -13,14 +13,15 @@ import dataclasses
 import json
 import os
 import sys
+import typing
 
 BZL = "exporter/exporter_facts.bzl"
 
-# The facts the toolchain's repository rules load, in a file of their own: Bazel runs a repository
-# rule again (for the venv: a pip install of minutes) whenever a .bzl file it loads changes, so the
-# repositories must not load exporter_facts.bzl, which changes with every new action or value.
+# The facts toolchain/'s .bzl files load, in a file of their own: Bazel runs a repository rule
+# again (for the venv: a pip install of minutes) whenever a .bzl file it loads changes, so the
+# toolchain must not load exporter_facts.bzl, which changes with every new action or value.
 REPOSITORY_BZL = "exporter/repository_facts.bzl"
-REPOSITORY_FACTS = ("KERNEL_LIBRARIES",)
+REPOSITORY_FACTS = ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")
 
 
 def _json_value(value):
@@ -46,11 +47,20 @@ def defaults(config_class):
     return found
 
 
+def allowed(config_class, field_name):
+    """The values a config field's Literal hint allows, in the hint's order (the first is no
+    default; the field's own default says that)."""
+    hint = typing.get_type_hints(config_class)[field_name]
+    assert typing.get_origin(hint) is typing.Literal, f"{config_class.__name__}.{field_name}: {hint}"
+    return list(typing.get_args(hint))
+
+
 def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
     from exporter.actions import eager_quantize, quantize, registry, tokenizer
     from exporter.checks import contract
-    from exporter.core import backends, determinism, dtypes, hf_models, kernels, shape_spec
+    from exporter.core import backends, determinism, dtypes, hf_models, kernels, lora, shape_spec
+    from exporter.driver import request
 
     return {
         # command -> the Bazel mnemonic its rule gives the action, whether the rule offers the
@@ -75,19 +85,24 @@ def facts():
         "BACKEND_RUNTIMES": {b: list(r) for b, r in backends.RUNTIMES.items()},
         # the backends whose packages Bazel fetches from a lock of their own, only when named.
         "BACKENDS_WITH_LOCK": list(backends.OWN_LOCK),
-        "IRS": list(registry.IRS),
+        # The values of config fields with a Literal hint, which the rules check at analysis.
+        "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
         "QUANTIZERS": list(quantize.QUANTIZERS),
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
-        "WEIGHTS": list(registry.WEIGHTS),
+        "WEIGHTS": allowed(registry.LowerConfig, "weights"),
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),
         "TOKENIZER_FORMATS": list(tokenizer.LOADERS),
-        "BUNDLED_REFERENCES": list(registry.BUNDLED_REFERENCES),
-        "NUMERICS_REFERENCES": list(contract.NUMERICS_REFERENCES),
+        "BUNDLED_REFERENCES": allowed(registry.BundledProgramConfig, "reference"),
+        "NUMERICS_REFERENCES": allowed(contract.NumericsConfig, "reference"),
         "REPRODUCIBLE_MATH_ENV": determinism.REPRODUCIBLE_MATH_ENV,
         # hf_model's tasks -> the kind of inputs its shape spec is derived from, and its entry.
         "HF_TASKS": {task: kind for task, (_, kind) in hf_models.TASKS.items()},
         "HF_MODEL_ENTRY": registry.HF_MODEL_ENTRY,
+        # The file of a PEFT folder that holds the adapter's factors (lora_model's checkpoint_dir).
+        "PEFT_WEIGHTS": lora.PEFT_WEIGHTS,
+        # An exporter action's deadline when no flag or target sets one (toolchain/deadline.bzl).
+        "DEFAULT_DEADLINE_SECONDS": request.DEFAULT_DEADLINE_SECONDS,
     }
 
 

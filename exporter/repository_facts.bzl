@@ -7,3 +7,5 @@ KERNEL_LIBRARIES = [
     "optimized",
     "quantized",
 ]
+
+DEFAULT_DEADLINE_SECONDS = 3600

@@ -1,7 +1,7 @@
 """How long an exporter action may run: the build-wide flag, and the default both fall back on."""
 
-# Generous: the zoo's slowest action (a Hugging Face model's lowering) takes under a minute.
-DEFAULT_DEADLINE_SECONDS = 3600
+# The exporter's default (exporter/driver/request.py), generated into repository_facts.bzl.
+load("//exporter:repository_facts.bzl", "DEFAULT_DEADLINE_SECONDS")
 
 ExporterDeadlineInfo = provider(
     doc = "The value of --@rules_torch_export//rules:exporter_deadline.",

@@ -31,17 +31,17 @@ def constants(config, programs):
     llm, label = config.llm, config.label
     if set(programs) != {"forward"}:
         raise UserError(f"llm_program {label}: the runner calls one method, forward; the program has {sorted(programs)}")
-    with open(llm["tokenizer"]["manifest"], encoding="utf-8") as f:
+    with open(llm.tokenizer.manifest, encoding="utf-8") as f:
         tokenizer = json.load(f)
     vocab = _logits_size(programs["forward"], label)
     if tokenizer["vocab_size"] > vocab:
-        raise UserError(f"llm_program {label}: tokenizer {llm['tokenizer']['label']} has {tokenizer['vocab_size']} "
+        raise UserError(f"llm_program {label}: tokenizer {llm.tokenizer.label} has {tokenizer['vocab_size']} "
                         f"tokens but the model's logits have {vocab}; use the tokenizer the model was trained "
                         f"with, or a model whose vocabulary (embedding and output) has at least "
                         f"{tokenizer['vocab_size']} entries")
     return {
-        "get_max_seq_len": llm["max_seq_len"],
-        "get_max_context_len": llm["max_context_len"],
+        "get_max_seq_len": llm.max_seq_len,
+        "get_max_context_len": llm.max_context_len,
         "get_vocab_size": vocab,
         "get_bos_id": tokenizer["bos_id"],
         "get_eos_ids": tokenizer["eos_ids"],
@@ -54,7 +54,7 @@ def check_context(config, ep):
     """Fails unless the exported forward takes a token at the last position the runner may
     write, max_context_len - 1: a model whose cache (or position table) is shorter would write
     out of bounds on a device. Runs one token through the exported program, after lowering."""
-    last = config.llm["max_context_len"] - 1
+    last = config.llm.max_context_len - 1
     try:
         with torch.no_grad():
             ep.module()(torch.zeros(1, 1, dtype=torch.long), torch.tensor([last]))

@@ -174,7 +174,7 @@ def lowered(config, generate_etrecord=False):
     if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
-    foundation = sharing.load(config.foundation["index"], config.label) if config.foundation else None
+    foundation = sharing.load(config.foundation.index, config.label) if config.foundation else None
     try:
         backends = ({name: list(b) for name, b in config.method_backends.items()} if config.method_backends
                     else list(config.backends))

@@ -140,8 +140,8 @@ def run(config):
     batches = []
     if config.calibration:
         batches = calibrate.check_batches(
-            calibrate.load(config.calibration["batches"]), config.spec,
-            f"torch_quantize {config.label}: calibration {config.calibration['label']}",
+            calibrate.load(config.calibration.batches), config.spec,
+            f"torch_quantize {config.label}: calibration {config.calibration.label}",
             config.spec_label,
         )
     converted, precision = quantize(ep, config, batches)
@@ -149,8 +149,8 @@ def run(config):
     calibration = None
     if config.calibration:
         calibration = {
-            "label": config.calibration["label"],
-            "batches": dict(manifest.file_record(config.calibration["batches"]), count=len(batches)),
+            "label": config.calibration.label,
+            "batches": dict(manifest.file_record(config.calibration.batches), count=len(batches)),
         }
     export.write_pt2(quantized, config, ranges.report(quantized, inputs, config.spec), {
         "quantized_from": config.exported_label,

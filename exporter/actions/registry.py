@@ -21,6 +21,7 @@ rule, its config class here with @action, and its module in exporter/actions/.
 """
 
 import dataclasses
+import typing
 
 from exporter.core.backends import BackendOptions
 from exporter.core.kernels import DEFAULT_KERNELS
@@ -92,10 +93,14 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True,
 # The entry of every hf_model's torch_model (core/hf_models.py; exporter_facts.bzl carries it).
 HF_MODEL_ENTRY = "exporter.core.hf_models:build"
 
-# The values the rules accept for some config fields (exporter_facts.bzl carries them).
-IRS = ("training", "inference", "core_aten")
-WEIGHTS = ("inline", "external")
-BUNDLED_REFERENCES = ("eager", "exported")
+# The values some config fields take: their hints, which the decoder checks and exporter/facts.py
+# reads for the rules (exporter_facts.bzl's IRS, WEIGHTS and BUNDLED_REFERENCES).
+IR = typing.Literal["training", "inference", "core_aten"]
+WEIGHTS = typing.Literal["inline", "external"]
+BUNDLED_REFERENCE = typing.Literal["eager", "exported"]
+# What a numerics_test compares with: the eager model, the .pt2's module(), or another
+# torch_export's (reference_program); NUMERICS_REFERENCES in exporter_facts.bzl.
+NUMERICS_REFERENCE = typing.Literal["eager", "exported", "program"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -169,7 +174,7 @@ class ExportOptions(Config):
     eager model's weight quantization before export ("" for none; actions/eager_quantize.py)."""
 
     strict: bool = False
-    ir: str = "training"
+    ir: IR = "training"
     decompose: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     quantize: str = ""
@@ -178,7 +183,8 @@ class ExportOptions(Config):
     def to_json(self):
         """The manifest's "export" record (quantize only when set, so that other manifests keep
         their bytes)."""
-        record = {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose), "keep": list(self.keep)}
+        record: dict[str, object] = {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose),
+                                     "keep": list(self.keep)}
         if self.quantize:
             record.update(quantize=self.quantize, group_size=self.group_size)
         return record
@@ -226,6 +232,31 @@ def _methods_json(data):
     return {"forward": {key: value for key, value in data.items() if key in _METHOD_KEYS}}
 
 
+@dataclasses.dataclass(frozen=True)
+class TokenizerRef(Config):
+    """A tokenizer target: its label (for messages) and its manifest (ids and vocabulary size)."""
+
+    label: str
+    manifest: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LlmConfig(Config):
+    """An llm_program's runner facts, from which actions/llm.py writes its constant methods."""
+
+    max_seq_len: int
+    max_context_len: int
+    tokenizer: TokenizerRef
+
+
+@dataclasses.dataclass(frozen=True)
+class FoundationRef(Config):
+    """A foundation_weights target: its label and the index actions/sharing.py checks against."""
+
+    label: str
+    index: str
+
+
 @action("lower", "ExecuTorchLower")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LowerConfig(ActionConfig):
@@ -242,11 +273,8 @@ class LowerConfig(ActionConfig):
                 None (the JSON has no key) keeps every one (see core/buffers.py)
     kernels     the kernel libraries the operators outside delegates must be in (core/kernels.py);
                 default the portable library of the executing venv's ExecuTorch
-    llm         for an llm_program: {"max_seq_len", "max_context_len", "tokenizer": {"label",
-                "manifest"}}, from which actions/llm.py writes the runner's constant methods;
-                else None
-    foundation  for a program built against a foundation_weights: {"label", "index"}, the index
-                that actions/sharing.py checks every shared tensor against; else None
+    llm         LlmConfig of an llm_program, else None
+    foundation  FoundationRef of a program built against a foundation_weights, else None
     backend_options   the options of the backends that have some (core/backends.py), or None
     backend_packages  the paths of the identity files of the backend package repositories the
                 lowering imports from (core/backend_site.py)
@@ -255,12 +283,12 @@ class LowerConfig(ActionConfig):
     methods: dict[str, MethodConfig] = field(read=_methods_json, keys=("methods", *_METHOD_KEYS))
     backends: tuple[str, ...] = ("xnnpack",)
     metadata: dict = dataclasses.field(default_factory=dict)
-    weights: str = "inline"
+    weights: WEIGHTS = "inline"
     initialized_buffers: tuple[str, ...] | None = None
     kernels: tuple[dict, ...] = DEFAULT_KERNELS
     method_backends: dict[str, tuple[str, ...]] | None = None
-    llm: dict | None = None
-    foundation: dict[str, str] | None = None
+    llm: LlmConfig | None = None
+    foundation: FoundationRef | None = None
     backend_options: BackendOptions | None = None
     backend_packages: tuple[str, ...] = ()
 
@@ -316,6 +344,14 @@ class CalibrationConfig(ActionConfig):
     kind = "calibration_data"
 
 
+@dataclasses.dataclass(frozen=True)
+class Calibration(Config):
+    """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
+
+    label: str
+    batches: str
+
+
 @action("quantize", "TorchQuantize", worker="export")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class QuantizeConfig(ActionConfig):
@@ -326,7 +362,7 @@ class QuantizeConfig(ActionConfig):
     spec_label, spec      its shape_spec: the re-export uses it again
     strict                the export's strict setting, kept for the re-export
     quantizer, scheme     see quantize.QUANTIZERS and quantize.SCHEMES
-    calibration           {"label", "batches"} of a calibration_data, or None
+    calibration           Calibration: the calibration_data's label and batches, or None
     """
 
     exported_label: str
@@ -336,7 +372,7 @@ class QuantizeConfig(ActionConfig):
     strict: bool = False
     quantizer: str = "xnnpack"
     scheme: str = "int8_static_per_channel"
-    calibration: dict | None = None
+    calibration: Calibration | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -372,7 +408,7 @@ class BundledProgramConfig(ActionConfig):
     pte: str
     pte_manifest: str
     methods: dict[str, BundledMethodConfig]
-    reference: str = "eager"
+    reference: BUNDLED_REFERENCE = "eager"
     model: ModelConfig | None = None
 
 
@@ -470,14 +506,6 @@ class DashboardConfig(ActionConfig):
     numerics: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class Calibration(Config):
-    """The calibration_data a quantized program was calibrated on (no case may feed its batches)."""
-
-    label: str
-    batches: str
-
-
 @action("snapshot_text", "GraphSnapshot", worker="export")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SnapshotTextConfig(ActionConfig):
@@ -522,7 +550,7 @@ class NumericsValuesConfig(ActionConfig):
     pt2: str | None = None
     pt2_manifest: str | None = None
     spec: dict | None = None
-    reference: str = "eager"
+    reference: NUMERICS_REFERENCE = "eager"
     model: ModelConfig | None = None
     reference_program: dict | None = None
     calibration: Calibration | None = None

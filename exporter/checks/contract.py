@@ -18,7 +18,7 @@ import os
 import sys
 import typing
 
-from exporter.actions.registry import Calibration, ModelConfig
+from exporter.actions.registry import NUMERICS_REFERENCE, Calibration, ModelConfig
 from exporter.core.typed_json import Config, inline
 
 
@@ -26,10 +26,6 @@ from exporter.core.typed_json import Config, inline
 # SQNR near 40 dB; a deep network loses some, and 20 dB (noise at a tenth of the signal's
 # amplitude) still separates a working program from a broken one (docs/quantization.md).
 DEFAULT_QUANTIZED_SQNR_DB = 20.0
-
-# What a numerics_test compares with: the eager model, the .pt2's module(), or another
-# torch_export's (reference_program).
-NUMERICS_REFERENCES = ("eager", "exported", "program")
 
 # Every exporter module that a test rule or a `bazel run` target of the rules runs, by the name
 # the rules know it by (exporter_facts.bzl's EXPORTER_MODULES): a module that moves in exporter/
@@ -120,7 +116,7 @@ class NumericsConfig(CheckConfig):
     pt2: str | None = None
     pt2_manifest: str | None = None
     spec: dict | None = None
-    reference: str = "eager"
+    reference: NUMERICS_REFERENCE = "eager"
     model: RunfilesModelConfig | None = None
     reference_program: dict | None = None
     backends: tuple[str, ...] = ()

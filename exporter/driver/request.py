@@ -37,7 +37,9 @@ WARM_UP_MARKER = b"warm\n"
 
 
 # The deadline when neither the target's `deadline` nor the build's flag reaches the request (a
-# hand-made run, a remote executor); the flag's default (toolchain/deadline.bzl) is the same.
+# hand-made run, a remote executor); generous: the zoo's slowest action (a Hugging Face model's
+# lowering) takes under a minute. The flag's default (toolchain/deadline.bzl) loads it from
+# repository_facts.bzl.
 DEFAULT_DEADLINE_SECONDS = 3600
 # The flag, as a workspace that loads rules_torch_export names it; the rules pass the name that
 # works where the build runs (`--//rules:exporter_deadline` in this repository's own workspace,

@@ -1,11 +1,9 @@
 """lora_model: a base torch_model plus a LoRA adapter (rank, alpha, target modules, and its
 factors from a checkpoint file or a PEFT folder), usable wherever a torch_model is."""
 
+load("//exporter:exporter_facts.bzl", "PEFT_WEIGHTS")
 load("//rules:providers.bzl", "TorchModelInfo", "torch_model_info")
 load(":checks.bzl", "message_prefix", "parse_number")
-
-# The file a PEFT adapter folder keeps its factors in (exporter/core/lora.py reads it).
-PEFT_WEIGHTS = "adapter_model.safetensors"
 
 def _check(ctx, where, base):
     """The adapter's attributes, checked; returns its alpha as a float."""
