@@ -32,6 +32,12 @@ def _delegates(backend):
     return _json(f"conv_linear_{backend}.pte.json")["methods"]["forward"]["delegates"]
 
 
+def _frame_colour(html, method):
+    """The colour of the frame that the report's graph draws around the method's partition 0."""
+    found = re.search(rf'<g id="{method}&#45;p0" class="cluster">\s*<path [^>]*stroke="(#[0-9a-f]+)"', html)
+    return found and found.group(1)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_report_gives_the_backend_s_operators_in_its_own_colour(backend):
     delegate_id = DELEGATE_IDS[backend]
@@ -48,7 +54,25 @@ def test_the_report_gives_the_backend_s_operators_in_its_own_colour(backend):
     line = f"{delegate_id}: {figures['operators']} of {summary['operators']} operators in 1 partition"
     colour = graph_dot.BACKENDS[delegate_id]
     assert f'<i style="background:{colour}"></i>{line}' in html
-    assert f'color="{colour}"' in html or f'stroke="{colour}"' in html  # the graph's partition
+    assert _frame_colour(html, "forward") == colour
+
+
+def test_a_program_of_two_backends_gives_each_its_share_and_its_colour():
+    """conv_linear_mixed: the method forward for XNNPACK, intel for OpenVINO."""
+    summary = _json("conv_linear_mixed.report.json")
+    methods = _json("conv_linear_mixed.program_graph.json")["methods"]
+    ops = [n for m in methods.values() for n in m["nodes"] if n["kind"] == "op"]
+    assert summary["operators"] == len(ops)
+    html = _text("conv_linear_mixed.report.html")
+    for backend, method in (("xnnpack", "forward"), ("openvino", "intel")):
+        delegate_id = DELEGATE_IDS[backend]
+        [partition] = methods[method]["partitions"]
+        assert partition["backend"] == delegate_id
+        count = sum(1 for n in methods[method]["nodes"] if n["kind"] == "op")
+        assert summary["by_backend"][delegate_id]["operators"] == count < len(ops)
+        line = f"{delegate_id}: {count} of {len(ops)} operators in 1 partition"
+        assert f'<i style="background:{graph_dot.BACKENDS[delegate_id]}"></i>{line}' in html
+        assert _frame_colour(html, method) == graph_dot.BACKENDS[delegate_id]
 
 
 def test_each_backend_has_a_colour_of_its_own():
@@ -65,6 +89,16 @@ def test_the_dashboard_gives_each_program_s_delegation_by_backend():
         assert f'<i style="background:{graph_dot.BACKENDS[delegate_id]}"></i>{line}' in html
     for backend in ("coreml", "openvino"):  # the budgets' delegate limits, against the blobs now
         assert f"delegates {backend}" in html
+
+
+def test_pte_inspect_names_both_backends_of_a_mixed_program(capsys):
+    assert pte_inspect.main([f"{PACKAGE}conv_linear_mixed.pte"]) == 0
+    text = capsys.readouterr().out
+    methods = _json("conv_linear_mixed.pte.json")["methods"]
+    assert "delegates by backend: OpenvinoBackend, XnnpackBackend\n" in text
+    for delegate_id, method in (("OpenvinoBackend", "intel"), ("XnnpackBackend", "forward")):
+        found = pte_inspect.fmt_bytes(methods[method]["delegates"][delegate_id]["bytes"])
+        assert f"  {delegate_id}: 1 blob, {found}, in {method}\n" in text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -96,6 +130,16 @@ def test_a_budget_names_the_delegates_and_bounds_a_backend_s_blobs(backend):
     assert not ok
     assert f"delegates {backend} is {pte_inspect.fmt_bytes(found)}, over its limit of " in report
     assert "by 1 bytes" in report
+
+
+def test_a_budget_bounds_each_backend_of_a_mixed_program():
+    methods = _json("conv_linear_mixed.pte.json")["methods"]
+    xnnpack = methods["forward"]["delegates"]["XnnpackBackend"]["bytes"]
+    ok, report = budget.run(_budget("mixed"))
+    assert ok, report
+    assert re.search(rf"^  delegates xnnpack +{re.escape(pte_inspect.fmt_bytes(xnnpack))} +limit 4,096 ", report, re.M)
+    ok, report = budget.run(_budget("mixed", delegate_bytes={"openvino": 1 << 20, "xnnpack": xnnpack - 1}))
+    assert not ok and "delegates xnnpack is" in report and "delegates openvino is" not in report
 
 
 def _pins(lock):
