@@ -17,6 +17,7 @@ import os
 import sys
 
 from exporter.checks import contract
+from exporter.core.backends import DELEGATE_IDS
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -41,13 +42,22 @@ def _read_json(path):
         return json.load(f)
 
 
+def delegate_bytes(manifest, backend):
+    """The bytes of a backend's delegate blobs ("openvino"), over every method of a manifest."""
+    delegate_id = DELEGATE_IDS[backend]
+    return sum(m.get("delegates", {}).get(delegate_id, {}).get("bytes", 0) for m in manifest["methods"].values())
+
+
 def figures(config, manifest):
-    """{figure name: bytes}: ".pte", ".ptd" (external weights) and "planned <method>"."""
+    """{figure name: bytes}: ".pte", ".ptd" (external weights), "planned <method>", and
+    "delegates <backend>" for each backend the test limits."""
     found = {".pte": manifest["pte"]["size"]}
     if config.ptd:
         found[".ptd"] = manifest["ptd"]["size"]
     for method in config.methods:
         found[f"planned {method}"] = manifest["methods"][method]["planned_memory"]["bytes"]
+    for backend in sorted(config.limits.delegate_bytes):
+        found[f"delegates {backend}"] = delegate_bytes(manifest, backend)
     return found
 
 
@@ -56,6 +66,7 @@ def limits(config):
     given = config.limits
     found = {".pte": given.pte_bytes, ".ptd": given.ptd_bytes}
     found.update({f"planned {m}": size for m, size in given.planned_bytes.items()})
+    found.update({f"delegates {b}": size for b, size in given.delegate_bytes.items()})
     return {name: size for name, size in found.items() if size is not None}
 
 
@@ -166,6 +177,7 @@ class Result:
     ptd_tensors: tuple = ()  # the .ptd's tensors (pte_inspect's records), the largest
     ptd_count: int | None = None  # None without a .ptd
     planned: dict = dataclasses.field(default_factory=dict)  # {method: [(bytes, what)]}
+    delegates: dict = dataclasses.field(default_factory=dict)  # pte_inspect.delegates_by_backend
     missing: tuple = ()  # figures the golden lacks
     shrunk: tuple = ()  # figures that shrank past the allowance
     recorded_toolchain: dict = dataclasses.field(default_factory=dict)  # the golden's
@@ -214,6 +226,7 @@ def check(config):
         ptd_tensors=ptd_tensors,
         ptd_count=ptd_count,
         planned={m: planned_tensors(pte, m) for m in config.methods if now[f"planned {m}"]},
+        delegates=pte_inspect.delegates_by_backend(pte_inspect.summarize_bytes(pte)),
         missing=tuple(name for name in now if config.golden and name not in golden),
         shrunk=tuple(name for name, size in now.items() if name in golden and allowed is not None
                      and growth_percent(size, golden[name]) < -allowed),
@@ -224,7 +237,7 @@ def check(config):
 
 def _breakdown(result):
     """The lines on what fills the .pte and the .ptd, and the largest planned tensors."""
-    lines = ["What fills the .pte, biggest first:"]
+    lines = pte_inspect.format_delegates(result.delegates) + ["What fills the .pte, biggest first:"]
     lines += [f"  {human(size):<32}  {100.0 * size / result.pte_bytes:5.1f}%  {what}" for size, what in result.contributors]
     if result.ptd_count is not None:
         lines.append(f"Largest tensors of the .ptd ({result.ptd_count} in all):")

@@ -170,6 +170,7 @@ class Limits(Config):
     pte_bytes: int | None = None
     ptd_bytes: int | None = None
     planned_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: bytes}
+    delegate_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {backend: bytes}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

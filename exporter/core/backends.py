@@ -23,6 +23,10 @@ PACKAGES = {
     "coreml": ("coremltools",),
 }
 
+# The id ExecuTorch gives each backend's delegates in a .pte (a delegate's `id`, a partition's
+# `backend_id`): the name pte_inspect, the report and a budget's figures show.
+DELEGATE_IDS = {"xnnpack": "XnnpackBackend", "openvino": "OpenvinoBackend", "coreml": "CoreMLBackend"}
+
 # Backends whose packages are not in the toolchain's lock: Bazel fetches each one's repository
 # (toolchain/backend_packages.bzl) only when a target names the backend.
 OWN_LOCK = ("openvino",)

@@ -172,6 +172,27 @@ def format_value(v):
     return f"tensor {v['dtype']}[{', '.join(map(str, v['sizes']))}]{dynamic}"
 
 
+def delegates_by_backend(summary):
+    """{backend id: {"blobs", "bytes", "methods"}} over every method of a .pte's summary: what a
+    delegate's id names is the backend that runs it (XnnpackBackend, OpenvinoBackend, ...)."""
+    found = {}
+    for method, m in summary["methods"].items():
+        for backend, d in m["delegates"].items():
+            entry = found.setdefault(backend, {"blobs": 0, "bytes": 0, "methods": []})
+            entry["blobs"] += d["count"]
+            entry["bytes"] += d["bytes"]
+            entry["methods"].append(method)
+    return dict(sorted(found.items()))
+
+
+def format_delegates(found):
+    """The lines that name each backend's delegate blobs and their bytes (delegates_by_backend)."""
+    lines = [f"delegates by backend: {', '.join(found) or 'none (every operator runs on kernels)'}"]
+    lines += [f"  {backend}: {d['blobs']} blob{'s' if d['blobs'] != 1 else ''}, {fmt_bytes(d['bytes'])}, "
+              f"in {', '.join(d['methods'])}" for backend, d in found.items()]
+    return lines
+
+
 def format_text(summary, name):
     """The summary as the human-readable text that `pte_inspect` prints."""
     lines = [f"{name}: {fmt_bytes(summary['file_bytes'])}, program version {summary['program_version']}",
@@ -190,6 +211,7 @@ def format_text(summary, name):
         lines.append(f"  planned memory: {fmt_bytes(planned['bytes'])} in {len(planned['buffers'])} buffer(s)")
     for method, value in summary["constant_methods"].items():  # metadata and the input schema
         lines += ["", f"constant method {method}: {value!r}"]
+    lines += [""] + format_delegates(delegates_by_backend(summary))
     c = summary["constants"]
     lines += ["", f"constants ({c['location']}): {c['tensors']} tensors, {fmt_bytes(c['bytes'])}",
               f"named data: {summary['named_data']['entries']} entries, {fmt_bytes(summary['named_data']['bytes'])}",

@@ -4,6 +4,8 @@ and the SQNR floors of their numerics_tests, with a link to each program's repor
 
 import posixpath
 
+from exporter.core.backends import DELEGATE_IDS
+from exporter.reports import graph_dot, report_figures
 from exporter.reports.report_html import Raw, bar, esc, note, page, percent, section, size, table
 
 _BAR = "#2563eb"
@@ -37,6 +39,9 @@ def budget_figures(budget, summary):
         found.append((".ptd", summary["ptd_bytes"], limits["ptd_bytes"]))
     for method, limit in sorted((limits.get("planned_bytes") or {}).items()):
         found.append((f"planned {method}", summary["planned"].get(method), limit))
+    for backend, limit in sorted((limits.get("delegate_bytes") or {}).items()):
+        delegates = summary["by_backend"].get(DELEGATE_IDS[backend], {})
+        found.append((f"delegates {backend}", delegates.get("bytes", 0), limit))
     return found
 
 
@@ -51,11 +56,21 @@ def _floors(tests):
     return ", ".join("defaults" if t.get("min_sqnr_db") is None else f"{t['min_sqnr_db']:g}" for t in tests)
 
 
-def _row(summary, dashboard_dir, budgets, tests, timed):
+def delegation_cell(summary, known):
+    """Each backend of a program in its report's colour, with the operators it runs:
+    "XnnpackBackend: 12 of 14 operators in 2 partitions"; "portable" for a program without one.
+    known: the backends without a colour of their own met so far on the page (graph_dot)."""
+    lines = [f'<span class="legend"><span><i style="background:{graph_dot.backend_colour(backend, known)}"></i>'
+             f'{esc(report_figures.delegation_text(backend, figures, summary["operators"]))}</span></span>'
+             for backend, figures in summary["by_backend"].items()]
+    return Raw("<br>".join(lines)) if lines else "portable"
+
+
+def _row(summary, dashboard_dir, budgets, tests, timed, known):
     delegated = summary["delegated"]
     link = Raw(f'<a href="{esc(report_link(summary, dashboard_dir))}"><code>{esc(summary["label"])}</code></a>')
     figures = [f for b in budgets for f in budget_figures(b, summary)]
-    row = [link, ", ".join(summary["backends"]) or "portable", size(summary["pte_bytes"]),
+    row = [link, delegation_cell(summary, known), size(summary["pte_bytes"]),
            size(summary["ptd_bytes"]) if summary["ptd_bytes"] is not None else "",
            _share(delegated["operators"]), _share(delegated["flops"]), size(summary["planned_bytes"])]
     if timed:
@@ -85,10 +100,10 @@ def render(summaries, title, dashboard_dir, budgets=(), numerics=()):
     """The dashboard's HTML from report summaries, program_budget_test configs (label, program,
     limits) and numerics_test configs (label, program, min_sqnr_db)."""
     summaries = sorted(summaries, key=lambda s: s["label"])
-    timed = any(s["p50_ms"] is not None for s in summaries)
+    timed, known = any(s["p50_ms"] is not None for s in summaries), []
     rows = [_row(s, dashboard_dir, [b for b in budgets if b["program"] == s["label"]],
-                 [t for t in numerics if t["program"] == s["label"]], timed) for s in summaries]
-    headers = ["program", "backends", ".pte", ".ptd", "delegated ops", "delegated FLOPs", "planned"]
+                 [t for t in numerics if t["program"] == s["label"]], timed, known) for s in summaries]
+    headers = ["program", "delegation by backend", ".pte", ".ptd", "delegated ops", "delegated FLOPs", "planned"]
     headers += (["native p50 ms"] if timed else []) + ["SQNR floor dB", "budget headroom"]
     body = note("Each program's figures from its own report; click a program for its graph, sizes, memory "
                 "plan and facts. The SQNR floor is the one the program's numerics_test sets (\"defaults\": "

@@ -14,11 +14,12 @@ import subprocess
 
 # Colours by who runs an operator; a backend not listed takes the next of EXTRA.
 PORTABLE = "#f59e0b"
-BACKENDS = {"XnnpackBackend": "#2563eb"}
+BACKENDS = {"XnnpackBackend": "#2563eb", "OpenvinoBackend": "#0891b2", "CoreMLBackend": "#c026d3"}
 EXTRA = ("#7c3aed", "#db2777", "#0d9488", "#65a30d")
 IO = "#059669"
 TINTS = {"#2563eb": "#dbeafe", "#f59e0b": "#fef3c7", "#7c3aed": "#ede9fe", "#db2777": "#fce7f3",
-         "#0d9488": "#ccfbf1", "#65a30d": "#ecfccb", "#059669": "#d1fae5"}
+         "#0d9488": "#ccfbf1", "#65a30d": "#ecfccb", "#059669": "#d1fae5", "#0891b2": "#cffafe",
+         "#c026d3": "#fae8ff"}
 
 
 def backend_colour(backend, known=None):

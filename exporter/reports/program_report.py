@@ -8,7 +8,7 @@ manifests, the SVG of each method's graph, and the optional ETDump profile.
 from exporter.reports import graph_dot, report_charts, report_figures
 from exporter.reports.report_html import Raw, bar, esc, legend, note, number, page, percent, section, size, table
 
-SUMMARY_FORMAT = "rules_torch_export/report-summary/1"
+SUMMARY_FORMAT = "rules_torch_export/report-summary/2"
 
 
 def _colours(graph):
@@ -95,9 +95,18 @@ def _coverage_rows(cover, colours):
     return rows + [bars]
 
 
+def _backend_lines(graph, colours):
+    """One line per backend, in its colour: how many of the program's operators it runs."""
+    operators = report_figures.operator_count(graph)
+    lines = [f'<li><span class="legend"><span><i style="background:{colours[backend]}"></i>'
+             f'{esc(report_figures.delegation_text(backend, figures, operators))}</span></span></li>'
+             for backend, figures in report_figures.by_backend(graph).items()]
+    return f"<ul>{''.join(lines)}</ul>" if lines else note("No operator is delegated.")
+
+
 def delegation_section(graph, colours):
     parts = [note("The share of each method's operators, parameters and FLOPs (at the largest input "
-                  "shapes; 2 per multiply-add) that each backend runs.")]
+                  "shapes; 2 per multiply-add) that each backend runs."), _backend_lines(graph, colours)]
     for name, method in graph["methods"].items():
         cover = report_figures.coverage(method)
         parts.append(f"<h3>{esc(name)}</h3>")
@@ -255,6 +264,8 @@ def summary(data, report_name):
         "methods": sorted(data["graph"]["methods"]),
         "backends": sorted({p["backend"] for m in data["graph"]["methods"].values() for p in m["partitions"]}),
         "delegated": report_figures.shares(report_figures.program_coverage(data["graph"])),
+        "operators": report_figures.operator_count(data["graph"]),
+        "by_backend": report_figures.by_backend(data["graph"]),
         "planned_bytes": max(planned.values()) if planned else 0,
         "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
@@ -271,8 +282,10 @@ def kpis(data, brief):
         found.append((".ptd", size(brief["ptd_bytes"])))
     found += [("methods", str(len(brief["methods"]))),
               ("delegated operators", _share(brief["delegated"]["operators"])),
-              ("delegated FLOPs", _share(brief["delegated"]["flops"])),
-              ("planned memory", size(brief["planned_bytes"]))]
+              ("delegated FLOPs", _share(brief["delegated"]["flops"]))]
+    found += [(backend, f"{figures['operators']:,} of {brief['operators']:,} operators")
+              for backend, figures in brief["by_backend"].items()]
+    found.append(("planned memory", size(brief["planned_bytes"])))
     if brief["p50_ms"] is not None:
         found.append(("native p50", f"{brief['p50_ms']:.3f} ms"))
     return found

@@ -54,6 +54,32 @@ def program_coverage(graph):
     return dict(sorted(total.items(), key=lambda item: (item[0] == PORTABLE, item[0])))
 
 
+def by_backend(graph):
+    """{backend: {"operators", "partitions", "bytes", "flops"}} of every backend that runs a
+    partition of the graph, over all its methods: its operators, its partitions, their payloads'
+    bytes and its share of the FLOPs."""
+    cover = program_coverage(graph)
+    flops = sum(c["flops"] for c in cover.values())
+    partitions = [p for m in graph["methods"].values() for p in m["partitions"]]
+    return {backend: {"operators": cover.get(backend, {}).get("operators", 0),
+                      "partitions": sum(1 for p in partitions if p["backend"] == backend),
+                      "bytes": sum(p["bytes"] for p in partitions if p["backend"] == backend),
+                      "flops": cover.get(backend, {}).get("flops", 0) / flops if flops else None}
+            for backend in sorted({p["backend"] for p in partitions})}
+
+
+def operator_count(graph):
+    """The operators of every method of a graph record."""
+    return sum(1 for m in graph["methods"].values() for n in m["nodes"] if n["kind"] == "op")
+
+
+def delegation_text(backend, figures, operators):
+    """'XnnpackBackend: 12 of 14 operators in 2 partitions'."""
+    partitions = figures["partitions"]
+    return (f"{backend}: {figures['operators']:,} of {operators:,} operators in {partitions} "
+            f"partition{'s' if partitions != 1 else ''}")
+
+
 def operator_table(method):
     """[(operator, {runner: count})] sorted by total count, then name."""
     partitions = {p["index"]: p for p in method["partitions"]}

@@ -12,10 +12,22 @@ def _size(where, attr, value):
         fail("{}{} = {} {}".format(where, attr, repr(value), parsed.error))
     return parsed.bytes
 
+def _delegate_limits(where, given, program):
+    """{backend: bytes} of max_delegate_bytes, each backend one the program is lowered for."""
+    delegates = given.get("max_delegate_bytes") or {}
+    if type(delegates) != "dict":
+        fail(where + "max_delegate_bytes must be a dict of backend name to size, e.g. {\"openvino\": \"4MiB\"}")
+    limits = {}
+    for backend, value in delegates.items():
+        if backend not in program.backends:
+            fail(where + "max_delegate_bytes names backend {}, but {} is lowered for {}; name one of those".format(repr(backend), program.label, program.backends))
+        limits[backend] = _size(where, "max_delegate_bytes[{}]".format(repr(backend)), value)
+    return limits
+
 def _limits(ctx, where, program):
     """{pte_bytes, ptd_bytes, planned_bytes: {method: bytes}} from the macro's JSON, checked."""
     given = json.decode(ctx.attr.limits_json)
-    limits = {"pte_bytes": None, "ptd_bytes": None, "planned_bytes": {}}
+    limits = {"pte_bytes": None, "ptd_bytes": None, "planned_bytes": {}, "delegate_bytes": _delegate_limits(where, given, program)}
     if given.get("max_pte_bytes") != None:
         limits["pte_bytes"] = _size(where, "max_pte_bytes", given["max_pte_bytes"])
     if given.get("max_ptd_bytes") != None:
@@ -49,7 +61,7 @@ def _budget_config_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
     limits = _limits(ctx, where, program)
     growth = _growth(ctx, where)
-    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and growth == None:
+    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and growth == None:
         fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
     config = {
         "kind": "budget",
@@ -82,13 +94,14 @@ def program_budget_test(
         max_pte_bytes = None,
         max_ptd_bytes = None,
         max_planned_bytes = {},
+        max_delegate_bytes = {},
         max_growth_percent = None,
         golden = None,
         **kwargs):
     """Tests that a program stays within its size and memory budget, and does not creep up.
 
-    Fails when the .pte, the .ptd (external weights) or a method's planned memory is over its
-    limit, or has grown more than `max_growth_percent` since the figures in `golden`. The report
+    Fails when the .pte, the .ptd (external weights), a method's planned memory or a backend's
+    delegate blobs are over their limit, or has grown more than `max_growth_percent` since the figures in `golden`. The report
     prints every figure and the biggest contributors: delegate payloads, constants, named data,
     the largest planned tensors. The figures come from the program's manifest (<name>.pte.json).
 
@@ -106,6 +119,9 @@ def program_budget_test(
       max_ptd_bytes: limit on the .ptd file's size, for a program with weights = "external".
       max_planned_bytes: {method name: limit} on the memory the runtime plans for the method
         (its activations and inputs outside delegates), e.g. {"forward": "20MiB"}.
+      max_delegate_bytes: {backend: limit} on the bytes of the delegate blobs a backend of the
+        program holds, over its methods, e.g. {"openvino": "2MiB"} (docs/backends.md). XNNPACK
+        keeps its weights outside its blobs, as named data; OpenVINO and Core ML keep them inside.
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
@@ -115,6 +131,7 @@ def program_budget_test(
         "max_pte_bytes": max_pte_bytes,
         "max_ptd_bytes": max_ptd_bytes,
         "max_planned_bytes": max_planned_bytes,
+        "max_delegate_bytes": max_delegate_bytes,
         "max_growth_percent": max_growth_percent,
     }
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer

@@ -158,8 +158,9 @@ def _configs(tests):
 def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboards = [], **kwargs):
     """One page across programs: `<name>.html`, linking each program's report.
 
-    For each program: its size, delegation share, planned memory and backends (from its report
-    summary, `<program>.report.json`), the headroom its program_budget_tests leave, and the SQNR
+    For each program: its size, delegation share, planned memory, and each backend in its
+    report's colour with the operators it runs ("XnnpackBackend: 12 of 14 operators in 2
+    partitions"; from its report summary, `<program>.report.json`), the headroom its program_budget_tests leave, and the SQNR
     floor its numerics_tests set; then every budget's figures against its limits. The links to
     the reports are relative, so open the page in bazel-bin, where the reports are too (build
     them with `--output_groups=+report`, or build the dashboard, which needs only their summaries).
