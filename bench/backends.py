@@ -5,11 +5,18 @@ both lowerings gave one sha256, and the largest error against eager in ExecuTorc
 runtime where the backend runs here.
 
     ./bazelw run //bench:backends
+    ./bazelw run //bench:backends -- --isa     OpenVINO's .pte lowered under each instruction set
+
+--isa lowers the OpenVINO program in one process per oneDNN instruction-set cap
+(ONEDNN_MAX_CPU_ISA, which OpenVINO's CPU plugin honours as a CPU without the newer units would
+make it) and prints each .pte's sha256: the same sha256 under every cap would make the program
+independent of the CPU that lowered it (docs/caching.md, "Per-machine programs").
 """
 
 import argparse
 import hashlib
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,16 +37,16 @@ CASES = [
 ]
 
 
-def lower_twice(ep, backend, options):
-    """(seconds of the second lowering, the .pte's bytes, whether both gave one sha256)."""
+def lower_twice(ep, backend, options, times=2):
+    """(seconds of the last lowering, the .pte's bytes, whether all gave one sha256)."""
     digests, seconds, data = [], 0.0, b""
-    for _ in range(2):
+    for _ in range(times):
         start = time.perf_counter()
         with delegates.backend_patches([backend], options):
             data = to_edge_transform_and_lower(ep, partitioner=delegates.partitioners([backend], options)).to_executorch().buffer
         seconds = time.perf_counter() - start
         digests.append(hashlib.sha256(data).hexdigest())
-    return seconds, data, digests[0] == digests[1]
+    return seconds, data, len(set(digests)) == 1
 
 
 def error(data, model, x):
@@ -54,14 +61,40 @@ def error(data, model, x):
     return (out - model(x)).abs().max().item()
 
 
+# The oneDNN caps --isa tries, oldest first; "" is no cap (the machine's best).
+ISA_CAPS = ("SSE41", "AVX", "AVX2", "AVX512_CORE", "")
+
+
+def openvino_digest(ep):
+    """The sha256 of the OpenVINO program's .pte, lowered once."""
+    _, data, _ = lower_twice(ep, "openvino", CASES[1][2], times=1)
+    return hashlib.sha256(data).hexdigest()
+
+
+def isa_table(identity):
+    """One row per cap: the .pte's sha256 from a process of its own under that cap."""
+    print("| `ONEDNN_MAX_CPU_ISA` | OpenVINO `.pte` sha256 |\n|---|---|")
+    for cap in ISA_CAPS:
+        env = dict(os.environ, ONEDNN_MAX_CPU_ISA=cap) if cap else dict(os.environ)
+        out = subprocess.run([sys.executable, __file__, identity, "--one-openvino-digest"], env=env,
+                             check=True, capture_output=True, text=True).stdout.split()[-1]
+        print(f"| {cap or '(none: this CPU)'} | {out[:16]}... |", flush=True)
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("openvino_identity", help="@torch_export_backend_openvino's identity.txt")
+    parser.add_argument("--isa", action="store_true", help="the OpenVINO .pte's sha256 per instruction set")
+    parser.add_argument("--one-openvino-digest", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.isa:
+        return isa_table(os.path.abspath(args.openvino_identity))
     backend_site.activate([args.openvino_identity])
     model = conv_linear()
     x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(1))
     ep = torch.export.export(model, (x,))
+    if args.one_openvino_digest:
+        return print(openvino_digest(ep))
     print("| Backend | Lowering (warm) | `.pte` bytes | Error against eager | Same sha256 twice in one process |")
     print("|---|---|---|---|---|")
     for title, backend, options in CASES:
