@@ -14,7 +14,8 @@ import pytest
 
 from exporter.driver import work_protocol
 from exporter.driver.worker import WARM_UP_LOG_PREFIX
-from exporter.tests.worker_harness import MAIN, Worker, children_of, is_running, one_shot, params_for
+from exporter.tests.worker_harness import (MAIN, Worker, adopt_orphans, children_of, descendants, is_running,
+                                           one_shot, params_for, wait_until)
 
 MODELS = textwrap.dedent(
     """
@@ -73,6 +74,30 @@ USES_HELPER = "from zoo.helper import Tiny\n"
 HELPER = "from zoo.models import Tiny\n"
 
 SLOW = "import time\ntime.sleep(30)\nfrom zoo.models import Tiny\n"
+
+# Waits until the test writes the marker `go` beside zoo/ (its folder, as the sandbox tests' models do).
+WAITS_FOR_GO = textwrap.dedent(
+    """
+    import pathlib, time
+    go = pathlib.Path(__file__).resolve().parents[1] / "go"
+    for _ in range(6000):  # 300 s at most
+        if go.exists():
+            break
+        time.sleep(0.05)
+    from zoo.models import Tiny
+    """
+)
+
+# The warm-up of a worker (--warm) in tests where it plays no part: that of Bazel's export worker
+# (which export requests go to; a third of the lowering warm-up), or none (bundle has no worker).
+EXPORT, NO_WARM_UP = "export", "bundle"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_orphans():
+    """Processes that outlive what started them stay below this test, for descendants()."""
+    adopt_orphans()
+
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
@@ -134,22 +159,19 @@ def test_a_crashing_model_fails_only_its_own_target(worker, workdir, entry, need
 
 
 def test_killed_worker_leaves_no_output_and_a_new_worker_succeeds(workdir):
-    killed = Worker()
+    killed = Worker(warm=NO_WARM_UP)
     params = params_for("victim", "zoo.slow:Tiny")
     killed.send(params)
-    deadline = time.monotonic() + 300
-    while not children_of(killed.proc.pid):  # wait for the forked child running the model
-        assert time.monotonic() < deadline, "the worker never forked a child"
-        time.sleep(0.2)
+    # The forked child that runs the model.
+    wait_until(lambda: children_of(killed.proc.pid), 300, "the worker never forked a child")
     (child,) = children_of(killed.proc.pid)
     killed.proc.send_signal(signal.SIGKILL)
     killed.proc.wait(timeout=30)
-    time.sleep(2)
-    assert not (workdir / "victim.pt2").exists()
     # The child died with its parent (it would otherwise be re-parented and keep running).
-    assert not is_running(child)
+    wait_until(lambda: not is_running(child), 10, "the worker's child outlived it")
+    assert not (workdir / "victim.pt2").exists()
     (workdir / "zoo" / "slow.py").write_text("from zoo.models import Tiny\n")
-    retry = Worker()
+    retry = Worker(warm=NO_WARM_UP)
     try:
         assert retry.request(params)["exitCode"] == 0
         assert (workdir / "victim.pt2").exists()
@@ -171,7 +193,7 @@ def test_edited_exporter_code_is_not_served_stale(workdir):
     """Bazel 4.2.3 reuses a worker after its tool files change; the worker must notice."""
     copy = workdir / "exporter_copy"
     shutil.copytree(os.path.dirname(MAIN), copy / "exporter")
-    w = Worker(main=str(copy / "exporter" / "main.py"))
+    w = Worker(main=str(copy / "exporter" / "main.py"), warm=NO_WARM_UP)
     try:
         assert w.request(params_for("before_edit", "zoo.models:Tiny"))["exitCode"] == 0
         export_py = copy / "exporter" / "actions" / "export.py"
@@ -194,11 +216,13 @@ def test_edited_exporter_code_is_not_served_stale(workdir):
 def test_concurrent_requests_each_get_their_own_answer(worker, workdir):
     """Bazel multiplexes concurrent actions into one worker: a slow request must not hold up a
     fast one, a crash must fail only its own request, and each answer carries its requestId."""
-    (workdir / "zoo" / "sleepy.py").write_text("import time\ntime.sleep(20)\nfrom zoo.models import Tiny\n")
+    (workdir / "zoo" / "sleepy.py").write_text(WAITS_FOR_GO)
     slow = worker.send(params_for("sleepy", "zoo.sleepy:Tiny"))
     crash = worker.send(params_for("crash2", "zoo.models:segfault"))
     fast = worker.send(params_for("fast", "zoo.models:Tiny"))
-    order = [worker.receive() for _ in range(3)]
+    order = [worker.receive() for _ in range(2)]  # the slow one waits for them: never answered here
+    (workdir / "go").write_text("")
+    order.append(worker.receive())
     by_id = {r["requestId"]: r for r in order}
     assert order[-1]["requestId"] == slow, [r["requestId"] for r in order]
     assert by_id[fast]["exitCode"] == 0 and by_id[slow]["exitCode"] == 0, by_id
@@ -209,7 +233,7 @@ def test_concurrent_requests_each_get_their_own_answer(worker, workdir):
 def test_the_json_protocol_gives_the_same_answers(workdir):
     """A toolchain may ask Bazel for JSON (requires-worker-protocol=json): the worker tells it
     from the first request and answers in JSON lines, with the same bytes and isolation."""
-    w = Worker(protocol=work_protocol.JSON)
+    w = Worker(protocol=work_protocol.JSON, warm=EXPORT)
     try:
         assert w.request(params_for("json_same", "zoo.models:Tiny"))["exitCode"] == 0
         from_worker = (workdir / "json_same.pt2").read_bytes()
@@ -305,9 +329,8 @@ def test_a_request_past_its_deadline_is_stopped_in_one_line(worker, workdir, run
         "ERROR: //zoo:hangs: the exporter ran past this action's deadline of 5 s and was stopped; if the "
         "target needs longer, set `deadline = <seconds>` on //zoo:hangs or pass "
         "--@rules_torch_export//rules:exporter_deadline=<seconds>"]
-    time.sleep(1)
-    sleepers = subprocess.run(["pgrep", "-f", "^sleep 313$"], capture_output=True, text=True).stdout.split()
-    assert sleepers == [], "what the model started outlived the deadline"
+    wait_until(lambda: b"sleep\0313\0" not in descendants().values(), 10,
+               "what the model started outlived the deadline")
     assert not (workdir / "hangs.pt2").exists()
 
 
@@ -316,10 +339,7 @@ def test_a_newer_request_for_the_same_outputs_stops_the_old_one(worker, workdir)
     same action again. The old request must not write over (or clean up) the new outputs."""
     (workdir / "zoo" / "stale.py").write_text("import time\ntime.sleep(60)\nfrom zoo.models import Tiny\n")
     old = worker.send(params_for("twice", "zoo.stale:Tiny"))
-    deadline = time.monotonic() + 120
-    while not children_of(worker.proc.pid):
-        assert time.monotonic() < deadline, "the worker never forked a child"
-        time.sleep(0.2)
+    wait_until(lambda: children_of(worker.proc.pid), 120, "the worker never forked a child")
     (stale_child,) = children_of(worker.proc.pid)
     new = worker.send(params_for("twice", "zoo.models:Tiny"))
     response = worker.receive(timeout=50)
@@ -330,7 +350,7 @@ def test_a_newer_request_for_the_same_outputs_stops_the_old_one(worker, workdir)
 
 
 def test_malformed_requests_are_answered_and_the_worker_keeps_serving(workdir):
-    w = Worker()
+    w = Worker(warm=NO_WARM_UP)
     try:
         w.stdin.write(b"\x05\x0a\x03\xff\xfe\x41")  # an argument that is not UTF-8
         w.stdin.flush()
@@ -348,7 +368,7 @@ def test_a_toolchain_change_restarts_a_warm_worker(workdir):
     identity = workdir / "identity.txt"
     original = identity.read_text()
     with open(log_path, "wb") as log:
-        w = Worker(log=log)
+        w = Worker(log=log, warm=NO_WARM_UP)
         try:
             assert w.request(params_for("before_lock", "zoo.models:Tiny"))["exitCode"] == 0
             identity.write_text(original + "einops==0.8.1\n")

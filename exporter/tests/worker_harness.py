@@ -2,6 +2,7 @@
 requests over protobuf (its default protocol) or JSON, configs and params files written as the
 rules write them, and the worker's forked children."""
 
+import ctypes
 import json
 import os
 import select
@@ -112,11 +113,51 @@ def _cmdline(pid):
         return None
 
 
+def _children(pid):
+    """pid's child processes, as Linux lists them for each of its threads."""
+    found = []
+    try:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{thread}/children") as f:
+                found += f.read().split()
+    except FileNotFoundError:  # pid (or the thread) ended meanwhile
+        pass
+    return found
+
+
 def children_of(pid):
     """The worker's forked children: processes whose parent it is and whose command line is its
     own (a fork, not a helper program that a library runs for a moment)."""
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
-    return [child for child in found.split() if _cmdline(child) == _cmdline(pid)]
+    return [child for child in _children(pid) if _cmdline(child) == _cmdline(pid)]
+
+
+def descendants(pid=None):
+    """Every process below pid (by default this one), by command line: only the test's own."""
+    found, queue = {}, _children(pid or os.getpid())
+    while queue:
+        child = queue.pop()
+        command = _cmdline(child)
+        if command is not None:
+            found[int(child)] = command
+            queue += _children(child)
+    return found
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans():
+    """Makes this process the parent of every orphan below it (instead of init), so that a
+    process which outlives what started it still shows in descendants()."""
+    assert ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0, "prctl failed"
+
+
+def wait_until(condition, seconds, failure):
+    """Polls condition() until it holds; fails with failure after seconds."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.05)
 
 
 def is_running(pid):

@@ -2,7 +2,8 @@
 
 executorch_program and llm_program declare one per program, tagged "manual": its venv
 (@model_explorer, tools/explorer/repositories.bzl, about 690 MB), which it takes as a toolchain,
-is fetched only when someone builds it by name, never by `bazel build //...` nor by a query. It writes one small launcher and runs no action
+is fetched only when something builds it by name (here, //tests/report:explore_test), never by a
+consumer's `bazel build //...` nor by a query. It writes one small launcher and runs no action
 on the program, so the program's outputs stay as they are."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")

@@ -15,6 +15,8 @@ ADAPTER = "pte_adapter_model_explorer"
 HOST = "127.0.0.1"
 # A .pte is an ExecuTorch flatbuffer: its file identifier sits at bytes 4 to 8.
 PTE_IDENTIFIER = b"ET12"
+# The viewer's private function that asks the internet for a newer release (server.py).
+VERSION_CHECK = "_check_new_version"
 
 
 class UsageError(Exception):
@@ -59,16 +61,24 @@ def _checked_program(path):
     return os.path.abspath(path)
 
 
+def _turn_off_version_check():
+    """The viewer would ask PyPI and GitHub for a newer release at every start (and the page asks
+    again): a pinned viewer stays offline. Fails rather than set a name the viewer no longer reads."""
+    from model_explorer import server
+
+    if not callable(getattr(server, VERSION_CHECK, None)):
+        raise UsageError(f"this Model Explorer has no server.{VERSION_CHECK}, which the launcher turns off to "
+                         "stay offline; update tools/explorer/explore.py for the viewer in requirements.lock")
+    no_news = {"version": "", "runningVersion": "", "releaseUrl": "", "desktopAppUrl": ""}
+    setattr(server, VERSION_CHECK, lambda print_msg=True: dict(no_news))
+
+
 def _serve(program, port):
     """Model Explorer's server on HOST:port with the .pte adapter; returns on Ctrl-C."""
     # The server asks 127.0.0.1 whether it is up through `requests`, which would take a proxy.
     os.environ["NO_PROXY"] = os.environ["no_proxy"] = ",".join(filter(None, [HOST, os.environ.get("NO_PROXY")]))
     import model_explorer
-    from model_explorer import server
 
-    # It would ask PyPI and GitHub for a newer release at every start; a pinned viewer stays offline.
-    no_news = {"version": "", "runningVersion": "", "releaseUrl": "", "desktopAppUrl": ""}
-    server._check_new_version = lambda print_msg=True: dict(no_news)
     config = model_explorer.config().add_model_from_path(program, adapterId=ADAPTER)
     model_explorer.visualize_from_config(config, host=HOST, port=port, extensions=[ADAPTER], no_open_in_browser=True)
 
@@ -80,6 +90,7 @@ def main(argv):
             raise UsageError("usage: explore.py LABEL PTE [--port=N]; run it with bazel run <program>.explore")
         program = _checked_program(argv[2])
         port = _free_port(_port(argv[3:]))
+        _turn_off_version_check()
     except UsageError as err:
         print(f"rules_torch_export: {label}: {err}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """The model_explorer repository: Google's Model Explorer and ExecuTorch's .pte adapter in a venv
 of their own, installed from tools/explorer/requirements.lock (pinned, every wheel's sha256
 checked). Declared by torch_export_toolchain_repositories; fetched only when a `<program>.explore`
-target is built (about 160 MB of wheels, 690 MB installed), never by `bazel build //...`."""
+target is built (about 160 MB of wheels, 690 MB installed), never by a consumer's `bazel build //...`
+(this repository's //tests/report:explore_test builds one)."""
 
 load("//toolchain:locked_venv.bzl", "make_locked_venv", "run_or_fail")
 
