@@ -2,7 +2,10 @@
 (the native runner's --bench) and then, in this process, in ExecuTorch's Python runtime on the
 same inputs, so that the report shows what the pybindings add to each call.
 
-    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS python|native-only|arm64 [--json FILE]
+    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [IDENTITY...] [--json FILE]
+
+MODE is python, native-only, arm64 or python-only; IDENTITY the identity files of the backend
+package repositories the program needs (OpenVINO's, core/backend_site.py).
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
 last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a
@@ -11,6 +14,9 @@ build output: they depend on the machine's load.
 With `arm64` the runner is an arm64_binary: on an x86-64 machine it runs under qemu, so its
 figures are emulated, not the device's latency. The report says so above and below the table
 and in its JSON ("emulated": true), and sets no Python runtime beside it.
+
+With `python-only` (a program the native runner cannot run, e.g. OpenVINO's) the Python runtime
+alone times it, and the report has no runner figures ("runtime": "python").
 """
 
 import errno
@@ -107,11 +113,37 @@ def runner_report(runner, pte, ptd, method, warmup, iterations):
             return 0, json.load(f)
 
 
+def python_only(pte, ptd, method, warmup, iterations):
+    """(exit code, report) of the Python runtime alone; prints its line."""
+    figures = python_figures(pte, ptd, method, int(warmup), int(iterations))
+    print(f"python runtime (executorch.runtime): load {figures['load_ms']:.1f} ms, first call "
+          f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms, p90 {figures['p90_ms']:.3f} ms, "
+          f"min {figures['min_ms']:.3f} ms over {figures['calls']} calls")
+    return 0, {"runtime": "python", "method": method, "python": figures}
+
+
+def _write(report, json_path):
+    line = json.dumps(report, sort_keys=True)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as f:
+            f.write(line + "\n")
+    print(line)
+
+
 def main(argv):
     runner, pte, ptd, method, warmup, iterations, python = argv[:7]
     rest = argv[7:]
     json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
+    identities = rest[:rest.index("--json")] if "--json" in rest else rest
     ptd = None if ptd == "-" else ptd
+    if identities:
+        from exporter.core import backend_site
+
+        backend_site.activate(identities)
+    if python == "python-only":
+        code, report = python_only(pte, ptd, method, warmup, iterations)
+        _write(report, json_path)
+        return code
     emulated = python == "arm64" and platform.machine() not in ("aarch64", "arm64")
     if emulated:
         print(emulated_line())
@@ -134,11 +166,7 @@ def main(argv):
                   f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
                   f"{figures['over_native_p50']:.2f}x native p50")
         report["python"] = figures
-    line = json.dumps(report, sort_keys=True)
-    if json_path:
-        with open(json_path, "w", encoding="utf-8") as f:
-            f.write(line + "\n")
-    print(line)
+    _write(report, json_path)
     return 0
 
 

@@ -122,6 +122,20 @@ def per_machine(names):
     """Whether a program of these backends (names) is per machine."""
     return bool([name for name in names if name in PER_MACHINE_BACKENDS])
 
+def runtimes_here(backends):
+    """The numerics_test runtimes that can run a program of `backends` on this machine.
+
+    Args:
+      backends: backend names ([] is the portable runtime, which every runtime runs).
+
+    Returns:
+      A list, e.g. ["python"] for an OpenVINO program, [] for a Core ML one.
+    """
+    runtimes = BACKEND_RUNTIMES["xnnpack"]
+    for name in backends:
+        runtimes = [r for r in runtimes if r in BACKEND_RUNTIMES.get(name, [])]
+    return runtimes
+
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 

@@ -3,6 +3,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load(":arm64_binary.bzl", "Arm64BinaryInfo")
+load(":backends.bzl", "runtimes_here")
 load(":checks.bzl", "check_method", "message_prefix")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
@@ -57,21 +58,30 @@ def _run_script(ctx, kind, program, command, extra_files = [], extra_runfiles = 
         runfiles = runfiles.merge(extra_runfiles)
     return DefaultInfo(executable = script, runfiles = runfiles)
 
-def _mode(ctx):
-    """What benchmark.py sets beside the runner's figures.
+def _mode(ctx, where, program):
+    """What benchmark.py times: the native runner's figures and what it sets beside them.
 
     Returns:
-      "python", "native-only", or "arm64" for an arm64_binary (under qemu on x86-64: figures
-      labelled emulated, no Python runtime).
+      "python", "native-only", "arm64" for an arm64_binary (under qemu on x86-64: figures
+      labelled emulated, no Python runtime), or "python-only" for a program the native runner
+      cannot run (OpenVINO's: ExecuTorch's Python runtime alone times it).
     """
-    if Arm64BinaryInfo in ctx.attr.native_runner:
+    runtimes = runtimes_here(program.backends)
+    if not runtimes:
+        fail(where + "program {} is lowered for {}, which runs on Apple hardware only; no runtime of this machine can time it: benchmark it on a Mac or an iPhone (docs/backends.md)".format(program.label, program.backends))
+    arm64 = Arm64BinaryInfo in ctx.attr.native_runner
+    if "native" not in runtimes:
+        if arm64 or not ctx.attr.compare_python:
+            fail(where + "program {} ({}) runs here in {} only; remove native_runner and compare_python".format(program.label, program.backends, runtimes))
+        return "python-only"
+    if arm64:
         return "arm64"
     return "python" if ctx.attr.compare_python else "native-only"
 
 def _executorch_benchmark_impl(ctx):
     where, program = _checked_program(ctx, "executorch_benchmark")
     _at_least(where, "warmup", ctx.attr.warmup, 0)
-    mode = _mode(ctx)
+    mode = _mode(ctx, where, program)
     command = [
         ctx.executable._benchmark.short_path,
         ctx.executable.native_runner.short_path,
@@ -81,13 +91,13 @@ def _executorch_benchmark_impl(ctx):
         str(ctx.attr.warmup),
         str(ctx.attr.iterations),
         mode,
-    ]
+    ] + [f.short_path for f in program.backend_packages]
 
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
     banner = "echo '{} ({}): {} of {}, inputs at their largest shapes, {} warm-up + {} timed calls' >&2".format(
-        "arm64 runtime, under qemu on x86-64" if mode == "arm64" else "native runtime",
-        ctx.attr.native_runner.label,
+        {"arm64": "arm64 runtime, under qemu on x86-64", "python-only": "Python runtime"}.get(mode, "native runtime"),
+        "executorch.runtime" if mode == "python-only" else ctx.attr.native_runner.label,
         ctx.attr.method,
         program.label,
         ctx.attr.warmup,
@@ -98,6 +108,7 @@ def _executorch_benchmark_impl(ctx):
         "executorch_benchmark",
         program,
         command,
+        extra_files = program.backend_packages,
         extra_runfiles = ctx.attr._benchmark[DefaultInfo].default_runfiles,
         lines = [banner],
     )]
@@ -114,7 +125,11 @@ method's inputs are synthetic, at their largest shapes (docs/native.md).
 
 With an arm64_binary as native_runner, the figures come from the arm64 runner, which on x86-64
 runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
-JSON) and times no Python runtime beside them.""",
+JSON) and times no Python runtime beside them.
+
+A program the native runner cannot run (an OpenVINO one, docs/backends.md) is timed in
+ExecuTorch's Python runtime alone, with its backend's packages; a Core ML program fails at
+analysis: it runs on Apple hardware only.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),
