@@ -136,6 +136,22 @@ def runtimes_here(backends):
         runtimes = [r for r in runtimes if r in BACKEND_RUNTIMES.get(name, [])]
     return runtimes
 
+# The backends that compile the weights into their delegate blob, inside the .pte: ExecuTorch
+# writes none of them to a .ptd (docs/backends.md, "Every program form").
+WEIGHTS_IN_BLOB_BACKENDS = ["openvino", "coreml"]
+
+def check_backend_weights(where, weights, names):
+    """Fails in one line when weights = "external" meets a backend that keeps its weights in its blob.
+
+    Args:
+      where: the message prefix naming the target.
+      weights: the program's weights attribute.
+      names: the program's backend names.
+    """
+    inside = [name for name in names if name in WEIGHTS_IN_BLOB_BACKENDS]
+    if weights == "external" and inside:
+        fail(where + "weights = \"external\" cannot move {}'s weights to a .ptd: {} compiles them into its delegate blob in the .pte; set weights = \"inline\" (or backends = [\"xnnpack\"] for a separate .ptd)".format(inside[0], inside[0]))
+
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 

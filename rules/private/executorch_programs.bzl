@@ -1,7 +1,33 @@
 """executorch_programs: one executorch_program (and its numerics_test) per device class."""
 
+load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
+load(":backends.bzl", "backend_name")
 load(":executorch_program.bzl", "executorch_program")
 load(":numerics_test.bzl", "numerics_test")
+
+def _runs_nowhere_here(backends):
+    """The first of `backends` (a list, or one per method) that no runtime here runs, or None."""
+    values = [v for listed in backends.values() for v in listed] if type(backends) == "dict" else backends
+    names = [backend_name(v) for v in values if BACKEND_RUNTIMES.get(backend_name(v), [None]) == []]
+    return names[0] if names else None
+
+def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
+    """Declares a variant's numerics_tests (none with "numerics": None); returns their labels."""
+    nowhere = _runs_nowhere_here(attrs.get("backends", kwargs.get("backends", [])))
+    if settings.get("numerics", {}) == None:
+        return []
+    if nowhere:
+        fail("executorch_programs {}: variant {} is lowered for {}, which runs on Apple hardware only; set \"numerics\": None in that variant and test the program on the device".format(name, repr(variant), nowhere))
+    test_args = dict(numerics, **settings.get("numerics", {}))
+    method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
+    if "steps" in test_args:  # one test calls the methods its steps name, in order
+        method_names = ["forward"]
+    tests = []
+    for method in method_names:
+        test = "{}_{}numerics_test".format(program, "" if method == "forward" else method + "_")
+        numerics_test(name = test, program = ":" + program, method = method, **dict(kwargs, **test_args))
+        tests.append(":" + test)
+    return tests
 
 _PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "kernels", "methods", "metadata", "summary", "weights"]
 
@@ -10,14 +36,16 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
 
     For each variant this makes the executorch_program `<name>_<variant>` and the numerics_test
     `<name>_<variant>_numerics_test` (on every method), and `<name>` is a test_suite of those
-    tests: `bazel test //pkg:<name>`.
+    tests: `bazel test //pkg:<name>` (a filegroup of the programs when every variant sets
+    "numerics": None).
 
     Args:
       name: the prefix of every target, and the test_suite's name.
       variants: {variant name: {attribute: value}}; a variant may set backends, exported (e.g.
         a torch_quantize), methods, metadata, weights and summary, and `numerics`: arguments of its
-        numerics_test (e.g. {"min_sqnr_db": 20}). Example: {"xnnpack": {"backends":
-        ["xnnpack"]}, "portable": {"backends": []}}.
+        numerics_test (e.g. {"min_sqnr_db": 20}; {"runtimes": ["python"]} for OpenVINO), or None
+        for no numerics_test, which a Core ML variant must set (it runs on Apple hardware only).
+        Example: {"xnnpack": {"backends": ["xnnpack"]}, "portable": {"backends": []}}.
       exported: the default exported program of every variant.
       methods: instead of exported, the default methods of every variant.
       metadata: metadata of every variant; a variant's own is merged over it.
@@ -45,12 +73,9 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
             attrs["exported"] = None
         attrs["metadata"] = dict(metadata, **settings.get("metadata", {}))
         executorch_program(name = program, **dict(kwargs, **attrs))
-        test_args = dict(numerics, **settings.get("numerics", {}))
-        method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
-        if "steps" in test_args:  # one test calls the methods its steps name, in order
-            method_names = ["forward"]
-        for method in method_names:
-            test = "{}_{}numerics_test".format(program, "" if method == "forward" else method + "_")
-            numerics_test(name = test, program = ":" + program, method = method, **dict(kwargs, **test_args))
-            tests.append(":" + test)
+        tests += _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs)
+    if not tests:  # a test_suite of no tests would run every test of the package
+        common = {k: v for k, v in kwargs.items() if k in ("tags", "testonly", "visibility")}
+        native.filegroup(name = name, srcs = [":{}_{}".format(name, v) for v in variants], **common)
+        return
     native.test_suite(name = name, tests = tests, **kwargs)

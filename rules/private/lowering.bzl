@@ -12,7 +12,7 @@ load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":backends.bzl", "backend_packages_labels", "parse_backends", "per_machine")
+load(":backends.bzl", "backend_packages_labels", "check_backend_weights", "parse_backends", "per_machine")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
@@ -152,6 +152,7 @@ def _check(ctx, where):
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
     metadata = _metadata(ctx, where, methods)
     check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
+    check_backend_weights(where, ctx.attr.weights, backends)
     initialized_buffers = json.decode(ctx.attr.initialized_buffers_json)
     if initialized_buffers != None:
         if type(initialized_buffers) != "list" or [b for b in initialized_buffers if type(b) != "string" or not b]:

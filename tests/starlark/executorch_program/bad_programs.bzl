@@ -107,6 +107,20 @@ BAD_PROGRAMS = [
         ),
         needles = ["backend coreml has options", "a program takes one set of options per backend"],
     ),
+    struct(
+        name = "external_weights_openvino",
+        attrs = dict(backends = [openvino()], exported = "//tests/starlark:plain_ep", weights = "external"),
+        needles = ["weights = \"external\" cannot move openvino's weights to a .ptd: openvino compiles them into its delegate blob in the .pte; set weights = \"inline\""],
+    ),
+    struct(
+        name = "external_weights_coreml",
+        attrs = dict(
+            backends = {"decode": [coreml()], "forward": ["xnnpack"]},
+            methods = {"decode": "//tests/starlark:plain_ep", "forward": "//tests/starlark:plain_ep"},
+            weights = "external",
+        ),
+        needles = ["weights = \"external\" cannot move coreml's weights to a .ptd", "set weights = \"inline\""],
+    ),
 ]
 
 def bad_program_test_suite(name):
