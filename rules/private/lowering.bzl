@@ -118,8 +118,10 @@ def _method_backends(ctx, where, methods):
     return backends, method_backends, options
 
 def _check_quantizers(where, methods, method_backends):
-    """Fails when a method quantized by a backend's own quantizer is lowered for another backend:
-    measured, the lowering then fails deep inside ExecuTorch (docs/backends.md)."""
+    """Fails when a method quantized by a backend's own quantizer is lowered for another backend.
+
+    Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md).
+    """
     for name, exported in methods.items():
         quantizer = (exported.quantization or {}).get("quantizer", "xnnpack")
         if quantizer != "xnnpack" and method_backends[name] != [quantizer]:

@@ -26,8 +26,10 @@ def _check(ctx):
         fail(where + "scheme {} computes activation scales at run time and observes no calibration batches; remove calibration (or use a static scheme)".format(repr(ctx.attr.scheme)))
 
 def _quantizer_packages(quantizer):
-    """The package repository a quantizer imports from (nncf, for OpenVINO's): a computed default,
-    so that only a torch_quantize that names such a quantizer fetches it."""
+    """The package repository a quantizer imports from (nncf, for OpenVINO's), or None.
+
+    A computed default, so that only a torch_quantize that names such a quantizer fetches it.
+    """
     if quantizer in BACKENDS_WITH_LOCK:
         return Label("@torch_export_backend_{}//:packages".format(quantizer))
     return None
