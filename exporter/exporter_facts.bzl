@@ -140,6 +140,7 @@ CONFIG_DEFAULTS = {
         "quantizer": "xnnpack",
         "scheme": "int8_static_per_channel",
         "calibration": None,
+        "backend_packages": [],
     },
     "bundled_program": {
         "reference": "eager",
@@ -297,7 +298,20 @@ EAGER_QUANTIZE_SCHEMES = [
 
 QUANTIZERS = [
     "xnnpack",
+    "openvino",
 ]
+
+QUANTIZER_SCHEMES = {
+    "xnnpack": [
+        "int8_static_per_channel",
+        "int8_static_per_tensor",
+        "int8_dynamic_per_channel",
+        "int4_dynamic_per_channel",
+    ],
+    "openvino": [
+        "int8_static_per_channel",
+    ],
+}
 
 SCHEMES = {
     "int8_static_per_channel": True,

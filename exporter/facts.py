@@ -89,6 +89,8 @@ def facts():
         "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
         "QUANTIZERS": list(quantize.QUANTIZERS),
+        # quantizer -> the schemes it takes, its default first.
+        "QUANTIZER_SCHEMES": {q: list(s) for q, s in quantize.QUANTIZER_SCHEMES.items()},
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
         "WEIGHTS": allowed(registry.LowerConfig, "weights"),
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),

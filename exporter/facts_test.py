@@ -71,7 +71,7 @@ def test_the_defaults_are_the_configs_own():
     assert values["export"]["ir"] == registry.ExportOptions().ir == "training"
     assert values["export"]["group_size"] == 32 and values["lower"]["weights"] == "inline"
     assert values["quantize"] == {"strict": False, "quantizer": "xnnpack", "scheme": "int8_static_per_channel",
-                                  "calibration": None}
+                                  "calibration": None, "backend_packages": []}
     assert "label" not in values["export"] and "raw" not in values["lower"]
 
 

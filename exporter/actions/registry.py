@@ -363,6 +363,8 @@ class QuantizeConfig(ActionConfig):
     strict                the export's strict setting, kept for the re-export
     quantizer, scheme     see quantize.QUANTIZERS and quantize.SCHEMES
     calibration           Calibration: the calibration_data's label and batches, or None
+    backend_packages      the identity files of the backend package repositories the quantizer
+                          imports from (core/backend_site.py): nncf, for OpenVINO's
     """
 
     exported_label: str
@@ -373,6 +375,7 @@ class QuantizeConfig(ActionConfig):
     quantizer: str = "xnnpack"
     scheme: str = "int8_static_per_channel"
     calibration: Calibration | None = None
+    backend_packages: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

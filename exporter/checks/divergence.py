@@ -134,6 +134,13 @@ def _first(findings, what):
     return findings
 
 
+def _quantizes_weights_at_run_time(ep):
+    """Whether ep quantizes weights in its graph (OpenVINO's quantizer leaves them unfolded): the
+    portable kernel asserts on their float32 scales and aborts the whole process."""
+    return any(n.op == "call_function" and "quantize_per_channel" in str(n.target)
+               and "dequantize" not in str(n.target) for n in ep.graph.nodes)
+
+
 def report(config, ep, reference, runs, rtol, atol):
     """Report lines for a failed numerics_test: runs is [(case name, args, kwargs, feed)]."""
     backends, note = list(config.backends), ""
@@ -142,6 +149,9 @@ def report(config, ep, reference, runs, rtol, atol):
     except Exception as e:  # e.g. taps between quantize and dequantize break XNNPACK's passes
         if not backends:
             return [f"  (no per-operator report: tapping every operator failed: {_first_line(e)})"]
+        if _quantizes_weights_at_run_time(ep):
+            return [f"  (no per-operator report: tapping for {', '.join(backends)} failed ({_first_line(e)}), "
+                    f"and ExecuTorch's portable quantize_per_channel aborts on the program's float32 scales)"]
         try:  # the portable kernels still show where the export departs from eager
             et_program, specs, tapped = _tapped_program(ep, [])
             note = f" without {', '.join(backends)}, whose lowering failed with taps ({_first_line(e)})"

@@ -117,6 +117,23 @@ def _method_backends(ctx, where, methods):
     backends = sorted({b: None for listed in method_backends.values() for b in listed}.keys())
     return backends, method_backends, options
 
+def _check_quantizers(where, methods, method_backends):
+    """Fails when a method quantized by a backend's own quantizer is lowered for another backend.
+
+    Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md).
+    """
+    for name, exported in methods.items():
+        quantizer = (exported.quantization or {}).get("quantizer", "xnnpack")
+        if quantizer != "xnnpack" and method_backends[name] != [quantizer]:
+            fail(where + "method {} comes from {}, quantized with quantizer = {}, which only the {} backend lowers, but its backends are {}; set backends = [{}()] (or quantize with quantizer = \"xnnpack\")".format(
+                name,
+                exported.label,
+                repr(quantizer),
+                quantizer,
+                method_backends[name],
+                quantizer,
+            ))
+
 def _backends_text(ctx, method_backends):
     """For the progress message: "xnnpack", "portable" or "forward: xnnpack; batched: portable"."""
     if not ctx.attr.per_method_backends:
@@ -150,6 +167,7 @@ def _check(ctx, where):
     """
     methods = _methods(ctx, where)
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
+    _check_quantizers(where, methods, method_backends)
     metadata = _metadata(ctx, where, methods)
     check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
     check_backend_weights(where, ctx.attr.weights, backends)

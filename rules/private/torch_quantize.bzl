@@ -1,6 +1,6 @@
 """torch_quantize: PT2E quantization of a torch_export's .pt2, giving a quantized .pt2."""
 
-load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "QUANTIZERS", "SCHEMES")
+load("//exporter:exporter_facts.bzl", "BACKENDS_WITH_LOCK", "CONFIG_DEFAULTS", "QUANTIZERS", "QUANTIZER_SCHEMES", "SCHEMES")
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
@@ -16,31 +16,51 @@ def _check(ctx):
     where = message_prefix("torch_quantize", ctx.label)
     check_one_of(where, "quantizer", ctx.attr.quantizer, QUANTIZERS)
     check_one_of(where, "scheme", ctx.attr.scheme, sorted(SCHEMES.keys()))
+    own = QUANTIZER_SCHEMES[ctx.attr.quantizer]
+    if ctx.attr.scheme not in own:
+        fail(where + "quantizer {} takes scheme {}, not {}; set scheme = {} (or quantizer = \"xnnpack\")".format(repr(ctx.attr.quantizer), own, repr(ctx.attr.scheme), repr(own[0])))
     static = SCHEMES[ctx.attr.scheme]
     if static and not ctx.attr.calibration:
         fail(where + "scheme {} fixes activation scales from sample inputs; set calibration = \":<calibration_data>\" (or use scheme = \"int8_dynamic_per_channel\", which needs none)".format(repr(ctx.attr.scheme)))
     if not static and ctx.attr.calibration:
         fail(where + "scheme {} computes activation scales at run time and observes no calibration batches; remove calibration (or use a static scheme)".format(repr(ctx.attr.scheme)))
 
+def _quantizer_packages(quantizer):
+    """The package repository a quantizer imports from (nncf, for OpenVINO's), or None.
+
+    A computed default, so that only a torch_quantize that names such a quantizer fetches it.
+    """
+    if quantizer in BACKENDS_WITH_LOCK:
+        return Label("@torch_export_backend_{}//:packages".format(quantizer))
+    return None
+
+def _packages_config(ctx):
+    # Only when there are some, so that the configs of XNNPACK's quantizations keep their bytes.
+    if not ctx.files._quantizer_packages:
+        return {}
+    return {"backend_packages": [f.path for f in ctx.files._quantizer_packages]}
+
 def _torch_quantize_impl(ctx):
     _check(ctx)
     exported = ctx.attr.exported[ExportedProgramInfo]
     calibration = ctx.attr.calibration[CalibrationDataInfo] if ctx.attr.calibration else None
     outputs = declare_pt2(ctx)
+    config = dict(exported_config(exported, spec_label = True), **{
+        "strict": exported.options["strict"],
+        "quantizer": ctx.attr.quantizer,
+        "scheme": ctx.attr.scheme,
+        "calibration": {
+            "label": str(calibration.label),
+            "batches": calibration.batches.path,
+        } if calibration else None,
+    })
+    config.update(_packages_config(ctx))
     log = run_exporter(
         ctx,
         command = "quantize",
         progress_message = "Quantizing {} ({}, {})".format(ctx.label, ctx.attr.quantizer, ctx.attr.scheme),
-        config = dict(exported_config(exported, spec_label = True), **{
-            "strict": exported.options["strict"],
-            "quantizer": ctx.attr.quantizer,
-            "scheme": ctx.attr.scheme,
-            "calibration": {
-                "label": str(calibration.label),
-                "batches": calibration.batches.path,
-            } if calibration else None,
-        }),
-        inputs = [exported.pt2] + ([calibration.batches] if calibration else []),
+        config = config,
+        inputs = [exported.pt2] + ([calibration.batches] if calibration else []) + ctx.files._quantizer_packages,
         outputs = outputs,
     )
     return exported_program_providers(
@@ -68,7 +88,14 @@ torch_quantize = rule(
         ),
         "quantizer": attr.string(
             default = _DEFAULTS["quantizer"],
-            doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer).",
+            doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer), or \"openvino\" " +
+                  "(OpenVINO's OpenVINOQuantizer, int8 for programs lowered with openvino(); " +
+                  "scheme \"int8_static_per_channel\" only).",
+        ),
+        "_quantizer_packages": attr.label(
+            default = _quantizer_packages,
+            allow_files = True,
+            doc = "The package repository of the quantizer, if it has one (computed from quantizer).",
         ),
         "scheme": attr.string(
             default = _DEFAULTS["scheme"],
