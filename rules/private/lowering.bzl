@@ -12,7 +12,7 @@ load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":backends.bzl", "backend_packages_labels", "parse_backends", "per_machine")
+load(":backends.bzl", "backend_packages_labels", "check_static_shapes", "parse_backends", "per_machine")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
@@ -150,6 +150,8 @@ def _check(ctx, where):
     """
     methods = _methods(ctx, where)
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
+    for name, exported in methods.items():
+        check_static_shapes(where, name, method_backends[name], exported.spec.label, exported.spec.spec["dims"])
     metadata = _metadata(ctx, where, methods)
     check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
     initialized_buffers = json.decode(ctx.attr.initialized_buffers_json)
