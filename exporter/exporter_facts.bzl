@@ -196,6 +196,7 @@ CONFIG_DEFAULTS = {
 EXPORTER_MODULES = {
     "benchmark": "exporter.checks.benchmark",
     "budget": "exporter.checks.budget",
+    "delegate_structure": "exporter.checks.delegate_structure",
     "bundled_cases": "exporter.checks.bundled_cases",
     "generation": "exporter.checks.generation",
     "golden": "exporter.checks.golden",

@@ -16,10 +16,12 @@ adds three targets:
 - `zoo_test`: fails, naming what is missing and what to add, unless every torch_model (and
   lora_model) of the package is snapshotted (a graph_snapshot_test of one of its exports or
   programs; a quantized program counts for the model it was exported from), every
-  executorch_program not tagged manual has a numerics_test that also runs it on arm64, under
-  qemu (`runtimes = ["python", "native", "arm64"]`, docs/native.md), a program_budget_test and
-  a report on the package's dashboard, and every foundation_weights has a
-  foundation_budget_test. Tests tagged manual do not count. Its runfiles hold every report, so
+  executorch_program not tagged manual has the checks its backends can run here (docs/backends.md):
+  for XNNPACK and the portable runtime a numerics_test that also runs it on arm64, under qemu
+  (`runtimes = ["python", "native", "arm64"]`, docs/native.md), for OpenVINO a numerics_test
+  (`runtimes = ["python"]`), for Core ML, which runs on Apple hardware only, a
+  delegate_structure_test; and every program has a program_budget_test and a report on the
+  package's dashboard, and every foundation_weights has a foundation_budget_test. Tests tagged manual do not count. Its runfiles hold every report, so
   testing it builds them.
 - `update_goldens`: `bazel run` it to rewrite the package's snapshot and budget goldens
   (//:update_goldens runs every package's).
@@ -31,6 +33,7 @@ program ends with zoo_package(), and that //:update_goldens names its update_gol
 //models:report its dashboard.
 """
 
+load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
 load(
     "//rules:defs.bzl",
     "ExecuTorchProgramInfo",
@@ -52,6 +55,7 @@ _PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule"]
 _FOUNDATION_KIND = "foundation_weights"
 _SNAPSHOT_KIND = "_snapshot_test"
 _NUMERICS_KIND = "_numerics_test"
+_STRUCTURE_KIND = "_delegate_structure_test"
 _BUDGET_KIND = "_budget_test"
 _FOUNDATION_BUDGET_KIND = "_foundation_budget_test"
 
@@ -71,6 +75,34 @@ def _report_problems(ctx):
             problems.append("executorch_program {} is not on the package's dashboard; add it to the programs of zoo_test's dashboard (zoo_package() does)".format(program.label))
     return problems
 
+# Where the portable runtime (backends = []) runs: every runtime of a numerics_test.
+_PORTABLE_RUNTIMES = ["python", "native", "arm64"]
+
+def _runtimes_of(backends):
+    """The numerics_test runtimes that run a program of every one of `backends` (names).
+
+    [] for a program that runs on Apple hardware only.
+    """
+    return [r for r in _PORTABLE_RUNTIMES if not [b for b in backends if r not in BACKEND_RUNTIMES.get(b, [])]]
+
+def _program_problems(program, runtimes, with_numerics, on_arm64, structured, exempt):
+    """What one program lacks of the checks its backends can run here, one sentence each.
+
+    runtimes: where a program of its backends runs here (_runtimes_of): all three
+    for XNNPACK and the portable runtime, python for OpenVINO, none for Core ML, whose programs
+    get a delegate_structure_test instead.
+    """
+    if not runtimes:
+        if program in structured:
+            return []
+        return ["executorch_program {} runs on Apple hardware only, so no numerics_test can run it here; add delegate_structure_test(name = \"<program>_structure_test\", program = \"{}\")".format(program, program)]
+    if program not in with_numerics and program not in exempt:
+        fix = "" if runtimes == _PORTABLE_RUNTIMES else ", runtimes = {}".format(runtimes)
+        return ["executorch_program {} has no numerics_test; add numerics_test(name = \"<program>_numerics_test\", program = \"{}\"{}), or, if the host's ExecuTorch runtime cannot run it, zoo_package(no_numerics = {{\"{}\": \"<why>\"}})".format(program, program, fix, program.partition(":")[2])]
+    if program in with_numerics and "arm64" in runtimes and program not in on_arm64:
+        return ["executorch_program {} has no arm64 run; add \"arm64\" to the runtimes of its numerics_test (runtimes = [\"python\", \"native\", \"arm64\"]), with arm64_inputs = [<smaller cases>] if emulation makes its cases too slow".format(program)]
+    return []
+
 def _problems(ctx):
     """What the package lacks, one sentence each; [] when it keeps the zoo's rule."""
     models = _labels([m[TorchModelInfo] for m in ctx.attr.models])
@@ -85,6 +117,8 @@ def _problems(ctx):
     with_numerics = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.numerics])
     on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
+    structured = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.structures])
+    runs_in = {str(p[ExecuTorchProgramInfo].label): _runtimes_of(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
     foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
     with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
     exempt = {
@@ -99,10 +133,7 @@ def _problems(ctx):
         if model not in snapshotted:
             problems.append("torch_model {} has no graph_snapshot_test; add graph_snapshot_test(name = \"<model>_graph_test\", exported = \":<a torch_export of it>\", golden = \"<model>.graph.txt\") (or program = an executorch_program of it), then `bazel run` its .update".format(model))
     for program in programs:
-        if program not in with_numerics and program not in exempt:
-            problems.append("executorch_program {} has no numerics_test; add numerics_test(name = \"<program>_numerics_test\", program = \"{}\"), or, if the host's ExecuTorch runtime cannot run it, zoo_package(no_numerics = {{\"{}\": \"<why>\"}})".format(program, program, program.partition(":")[2]))
-        elif program in with_numerics and program not in on_arm64:
-            problems.append("executorch_program {} has no arm64 run; add \"arm64\" to the runtimes of its numerics_test (runtimes = [\"python\", \"native\", \"arm64\"]), with arm64_inputs = [<smaller cases>] if emulation makes its cases too slow".format(program))
+        problems += _program_problems(program, runs_in[program], with_numerics, on_arm64, structured, exempt)
         if program not in with_budget:
             problems.append("executorch_program {} has no program_budget_test; add program_budget_test(name = \"<program>_budget_test\", program = \"{}\", golden = \"<program>.budget.json\", max_growth_percent = 2, ...), then `bazel run` its .update".format(program, program))
     for foundation in foundations:
@@ -117,17 +148,23 @@ def _problems(ctx):
             problems.append("zoo_package(no_numerics) gives no reason for {}; say why the host cannot run it".format(program))
     return models, programs, sorted(exempt.items()), problems + _report_problems(ctx)
 
+def _structure_text(ctx, programs):
+    """"; ... instead of numerics: <programs>" for the programs only a structure check checks."""
+    checked = [p for p in _labels([s[ExecuTorchProgramInfo] for s in ctx.attr.structures]) if p in programs]
+    return "; Core ML (Apple hardware only), a delegate_structure_test instead of numerics: " + ", ".join(checked) if checked else ""
+
 def _zoo_test_impl(ctx):
     models, programs, exempt, problems = _problems(ctx)
     if problems:
-        report = ["//{} breaks the zoo's rule (every model snapshotted, every program with a numerics test, a budget and a report):".format(ctx.label.package)]
+        report = ["//{} breaks the zoo's rule (every model snapshotted, every program with a numerics test (a structure check for Core ML), a budget and a report):".format(ctx.label.package)]
         report += ["- " + p for p in problems]
     else:
-        report = ["//{}: keeps the zoo's rule: {} model(s), each snapshotted; {} program(s), each with a budget, a numerics test and a report{}.".format(
+        report = ["//{}: keeps the zoo's rule: {} model(s), each snapshotted; {} program(s), each with a budget, a numerics test and a report{}{}.".format(
             ctx.label.package,
             len(models),
             len(programs),
             "".join(["; {} has no numerics test: {}".format(p, why) for p, why in exempt]),
+            _structure_text(ctx, programs),
         )]
     script = ctx.actions.declare_file(ctx.label.name + ".sh")
     ctx.actions.write(
@@ -153,6 +190,7 @@ zoo_rule_test = rule(
         "numerics": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests run."),
         "arm64": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its numerics_tests also run on arm64."),
         "budgets": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its program_budget_tests budget."),
+        "structures": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs its delegate_structure_tests check."),
         "foundations": attr.label_list(providers = [FoundationWeightsInfo], doc = "Its foundation_weights targets not tagged manual."),
         "foundation_budgets": attr.label_list(providers = [FoundationWeightsInfo], doc = "The foundations its foundation_budget_tests measure."),
         "no_numerics": attr.string_dict(doc = "Program name (or label) -> why the host cannot run it."),
@@ -202,6 +240,7 @@ def zoo_package(no_numerics = {}, **kwargs):
         numerics = _distinct([r["program"] for r in numerics]),
         arm64 = _distinct([r["program"] for r in numerics if "arm64" in (r.get("runtimes") or [])]),
         budgets = _distinct([r["program"] for r in budgets]),
+        structures = _distinct([r["program"] for r in _of(rules, _STRUCTURE_KIND)]),
         foundations = _distinct([r["name"] for r in _of(rules, _FOUNDATION_KIND)]),
         foundation_budgets = _distinct([r["foundation"] for r in _of(rules, _FOUNDATION_BUDGET_KIND)]),
         no_numerics = no_numerics,

@@ -34,6 +34,7 @@ load("//rules/private:backends.bzl", _coreml = "coreml", _openvino = "openvino")
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
+load("//rules/private:delegate_structure_test.bzl", _delegate_structure_test = "delegate_structure_test")
 load("//rules/private:executorch_benchmark.bzl", _executorch_benchmark = "executorch_benchmark", _executorch_profile = "executorch_profile")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
@@ -89,6 +90,9 @@ executorch_program = _executorch_program
 # [coreml(precision = "fp32")] (docs/backends.md).
 openvino = _openvino
 coreml = _coreml
+
+# What is checked here of a program no runtime here can run (Core ML's): its delegates' structure.
+delegate_structure_test = _delegate_structure_test
 
 # One program per device class, with their numerics tests (docs/programs.md).
 executorch_programs = _executorch_programs

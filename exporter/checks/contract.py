@@ -9,7 +9,8 @@ A check is a module with
 Paths in the configs are runfiles-relative: a test runs from its runfiles root. The rules that
 write them: numerics_test (NumericsConfig, steps included), graph_snapshot_test
 (SnapshotConfig), program_budget_test (BudgetConfig, "kind": "budget"), bundled_program_test
-(BundledCasesConfig), foundation_budget_test (SharedBudgetConfig).
+(BundledCasesConfig), foundation_budget_test (SharedBudgetConfig), delegate_structure_test
+(DelegateStructureConfig).
 """
 
 import dataclasses
@@ -33,6 +34,7 @@ DEFAULT_QUANTIZED_SQNR_DB = 20.0
 MODULES = {
     "benchmark": "exporter.checks.benchmark",  # executorch_benchmark
     "budget": "exporter.checks.budget",  # program_budget_test
+    "delegate_structure": "exporter.checks.delegate_structure",  # delegate_structure_test
     "bundled_cases": "exporter.checks.bundled_cases",  # bundled_program_test
     "generation": "exporter.checks.generation",  # llm_generation_test
     "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
@@ -211,6 +213,17 @@ class BundledCasesConfig(CheckConfig):
     backends: tuple[str, ...] = ()
     tolerances: Tolerances = inline()
     ptd: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DelegateStructureConfig(CheckConfig):
+    """delegate_structure_test: a program's Core ML delegates, checked without running them.
+
+    program, pte   the executorch_program and its .pte
+    """
+
+    program: str
+    pte: str
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

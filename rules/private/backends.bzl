@@ -152,6 +152,27 @@ def check_backend_weights(where, weights, names):
     if weights == "external" and inside:
         fail(where + "weights = \"external\" cannot move {}'s weights to a .ptd: {} compiles them into its delegate blob in the .pte; set weights = \"inline\" (or backends = [\"xnnpack\"] for a separate .ptd)".format(inside[0], inside[0]))
 
+# The backends that take static shapes only. OpenVINO's openvino_compile types each input of its
+# partition from an example value, and a dynamic size reaches it as a SymInt, which has no type
+# (the LLM's sequence length: AttributeError 'SymInt' object has no attribute 'type'); with a
+# dynamic batch only, the lowering passes and the delegate returns the largest batch's output
+# whatever the input's (docs/backends.md, "The zoo's programs per backend").
+STATIC_SHAPE_BACKENDS = ["openvino"]
+
+def check_static_shapes(where, method, backends, spec_label, dims):
+    """Fails in one line when a method lowered for a static-shape backend has dynamic dims.
+
+    Args:
+      where: the message prefix naming the program.
+      method: the method's name.
+      backends: the method's backend names.
+      spec_label: the label of the shape spec it was exported with.
+      dims: that spec's dynamic dims ({name: ...}).
+    """
+    static = [name for name in backends if name in STATIC_SHAPE_BACKENDS]
+    if static and dims:
+        fail(where + "method {} is lowered for {}, which takes static shapes only, but its export's shape spec {} has dynamic dims {}; export it with a shape_spec of fixed sizes (no dims) for this program".format(method, static[0], spec_label, sorted(dims.keys())))
+
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 

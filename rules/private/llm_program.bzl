@@ -7,6 +7,7 @@ methods (exporter/actions/llm.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":backends.bzl", "STATIC_SHAPE_BACKENDS", "backend_name")
 load(":checks.bzl", "macro_label")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load(":program_explorer.bzl", "program_explorer_for")
@@ -15,6 +16,9 @@ load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
 def _llm_program_impl(ctx):
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
+    static = [backend_name(b) for b in ctx.attr.backends if backend_name(b) in STATIC_SHAPE_BACKENDS]
+    if static:
+        fail("llm_program {}: {} takes static shapes only, and the LLM runner's method takes 1 to max_seq_len - 1 tokens (docs/backends.md); use backends = [\"xnnpack\"], or an executorch_program whose one-token decode method is lowered for {} (//models/llm:tiny_lm_openvino)".format(ctx.label, static[0], static[0]))
     return lower_program(ctx, lowering_semantics(
         "llm_program",
         llm = {

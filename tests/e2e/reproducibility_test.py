@@ -7,7 +7,8 @@ Three checkouts of the same sources, at different absolute paths, each with its 
   C  gets everything from the caches, builds in the persistent worker (the default strategy),
      then faces a dead, a dying and a corrupted cache.
 A and B also build //zoo/options, one export (and program) per torch_export option: the table
-in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there.
+in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there; and one Core ML program,
+whose model package coremltools names and dates.
 """
 
 import json
@@ -111,6 +112,7 @@ def test_every_export_option_gives_the_same_bytes_in_two_servers_at_two_paths(op
     outputs = _option_outputs(ws_a)
     pt2s, ptes = [o for o in outputs if o.endswith(".pt2")], [o for o in outputs if o.endswith(".pte")]
     assert len(pt2s) >= 8 and len(ptes) >= 7, outputs  # the table's rows, at the least
+    assert "bazel-bin/zoo/options/coreml_pte.pte" in ptes  # Core ML's model package, renamed by content
     for result in (result_a, result_b):  # both really ran every action: no cache between them
         assert len(result.executed("TorchExport")) == len(pt2s)
         assert len(result.executed("ExecuTorchLower")) == len(ptes)
