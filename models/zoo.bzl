@@ -33,7 +33,6 @@ program ends with zoo_package(), and that //:update_goldens names its update_gol
 //models:report its dashboard.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
 load(
     "//rules:defs.bzl",
     "ExecuTorchProgramInfo",
@@ -44,6 +43,10 @@ load(
     "graph_snapshot_updates",
     "program_dashboard",
 )
+
+# buildifier: disable=bzl-visibility
+# The zoo is this repository's own: it asks the rules' own table where a program runs.
+load("//rules/private:backends.bzl", "runtimes_here")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
 # behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
@@ -76,19 +79,12 @@ def _report_problems(ctx):
     return problems
 
 # Where the portable runtime (backends = []) runs: every runtime of a numerics_test.
-_PORTABLE_RUNTIMES = ["python", "native", "arm64"]
-
-def _runtimes_of(backends):
-    """The numerics_test runtimes that run a program of every one of `backends` (names).
-
-    [] for a program that runs on Apple hardware only.
-    """
-    return [r for r in _PORTABLE_RUNTIMES if not [b for b in backends if r not in BACKEND_RUNTIMES.get(b, [])]]
+_PORTABLE_RUNTIMES = runtimes_here([])
 
 def _program_problems(program, runtimes, with_numerics, on_arm64, structured, exempt):
     """What one program lacks of the checks its backends can run here, one sentence each.
 
-    runtimes: where a program of its backends runs here (_runtimes_of): all three
+    runtimes: where a program of its backends runs here (runtimes_here): all three
     for XNNPACK and the portable runtime, python for OpenVINO, none for Core ML, whose programs
     get a delegate_structure_test instead.
     """
@@ -118,7 +114,7 @@ def _problems(ctx):
     on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
     structured = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.structures])
-    runs_in = {str(p[ExecuTorchProgramInfo].label): _runtimes_of(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
+    runs_in = {str(p[ExecuTorchProgramInfo].label): runtimes_here(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
     foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
     with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
     exempt = {
