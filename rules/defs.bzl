@@ -24,6 +24,7 @@ load(
     _FoundationWeightsInfo = "FoundationWeightsInfo",
     _GoldenUpdateInfo = "GoldenUpdateInfo",
     _ModelBundleInfo = "ModelBundleInfo",
+    _ProgramDashboardInfo = "ProgramDashboardInfo",
     _ShapeSpecInfo = "ShapeSpecInfo",
     _TokenizerInfo = "TokenizerInfo",
     _TorchModelInfo = "TorchModelInfo",
@@ -53,7 +54,7 @@ load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
-load("//rules/private:program_report.bzl", _ProgramDashboardInfo = "ProgramDashboardInfo", _program_dashboard = "program_dashboard")
+load("//rules/private:program_report.bzl", _program_dashboard = "program_dashboard")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
 load("//rules/private:seq2seq_generation_test.bzl", _seq2seq_generation_test = "seq2seq_generation_test")
 load(

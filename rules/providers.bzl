@@ -117,6 +117,24 @@ ModelBundleInfo = provider(
     },
 )
 
+ProgramDashboardInfo = provider(
+    doc = "What a program_dashboard shows, for a dashboard that includes it.",
+    fields = {
+        "reports": "depset of the programs' <name>.report.html Files.",
+        "summaries": "depset of the programs' <name>.report.json Files.",
+        "budgets": "depset of program_budget_tests' config Files.",
+        "numerics": "depset of numerics_tests' config Files.",
+    },
+)
+
+Arm64BinaryInfo = provider(
+    doc = "The aarch64 ELF behind an arm64_binary, for rules that ship it (app_archive).",
+    fields = {
+        "binary": "File: the aarch64 executable.",
+        "runfiles": "runfiles: its own (the ELF at its path, shared libraries, data), without the launcher.",
+    },
+)
+
 GoldenUpdateInfo = provider(
     doc = "Goldens that a `bazel run` target rewrites (graph_snapshot_test, graph_snapshot_updates).",
     fields = {
@@ -328,3 +346,34 @@ _GOLDEN_UPDATE_CHECKS = {
 def golden_update_info(**fields):
     """A GoldenUpdateInfo whose fields are checked: every field given, each of its type, or fail naming it."""
     return _make(GoldenUpdateInfo, "GoldenUpdateInfo", _GOLDEN_UPDATE_CHECKS, fields)
+
+_TOKENIZER_CHECKS = {
+    "label": _type("Label"),
+    "file": _type("File"),
+    "format": _type("string"),
+    "manifest": _type("File"),
+}
+
+def tokenizer_info(**fields):
+    """A TokenizerInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(TokenizerInfo, "TokenizerInfo", _TOKENIZER_CHECKS, fields)
+
+_PROGRAM_DASHBOARD_CHECKS = {
+    "reports": _type("depset"),
+    "summaries": _type("depset"),
+    "budgets": _type("depset"),
+    "numerics": _type("depset"),
+}
+
+def program_dashboard_info(**fields):
+    """A ProgramDashboardInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ProgramDashboardInfo, "ProgramDashboardInfo", _PROGRAM_DASHBOARD_CHECKS, fields)
+
+_ARM64_BINARY_CHECKS = {
+    "binary": _type("File"),
+    "runfiles": _type("runfiles"),
+}
+
+def arm64_binary_info(**fields):
+    """An Arm64BinaryInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(Arm64BinaryInfo, "Arm64BinaryInfo", _ARM64_BINARY_CHECKS, fields)

@@ -1,6 +1,6 @@
 """app_archive: an app, its shared libraries and its data as one .tar.gz that runs where unpacked."""
 
-load(":arm64_binary.bzl", "Arm64BinaryInfo")
+load("//rules:providers.bzl", "Arm64BinaryInfo")
 load(":runfiles.bzl", "rlocation")
 
 def _app_archive_impl(ctx):

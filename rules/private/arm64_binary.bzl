@@ -6,6 +6,7 @@ wherever the rule itself is built, so a host-side test can depend on an arm64 bi
 `arm64_launcher` writes the script that runs it.
 """
 
+load("//rules:providers.bzl", "arm64_binary_info")
 load(":runfiles.bzl", "rlocation")
 
 _LINUX_AARCH64 = str(Label("//platforms:linux_aarch64"))
@@ -44,14 +45,6 @@ ALLOWLIST_ATTRS = {
         default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
     ),
 }
-
-Arm64BinaryInfo = provider(
-    doc = "The aarch64 ELF behind an arm64_binary, for rules that ship it (app_archive).",
-    fields = {
-        "binary": "File: the aarch64 executable.",
-        "runfiles": "runfiles: its own (the ELF at its path, shared libraries, data), without the launcher.",
-    },
-)
 
 # Runs the aarch64 ELF: directly on an arm64 machine, elsewhere under qemu-user. binfmt_misc may
 # be absent (containers), so qemu is started explicitly. The ELF is looked up in the launcher's
@@ -128,7 +121,7 @@ def arm64_launcher(ctx, target, launcher):
         elf = rlocation(ctx, elf) + ".aarch64",
     ), is_executable = True)
     runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))
-    return runfiles, Arm64BinaryInfo(binary = elf, runfiles = own)
+    return runfiles, arm64_binary_info(binary = elf, runfiles = own)
 
 def _arm64_binary_impl(ctx):
     launcher = ctx.actions.declare_file(ctx.label.name)

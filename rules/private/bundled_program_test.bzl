@@ -5,7 +5,7 @@ load(":checks.bzl", "number_attr", "parse_tolerance")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
-def _bundled_cases_config_impl(ctx):
+def _bundled_cases_test_impl(ctx):
     where = test_prefix("bundled_program_test", ctx)
     bundle = ctx.attr.bundle[BundledProgramInfo]
     config = {
@@ -24,8 +24,8 @@ def _bundled_cases_config_impl(ctx):
     return write_test_config(ctx, config, files)
 
 _bundled_cases_test = config_test_rule(
-    implementation = _bundled_cases_config_impl,
-    doc = "Writes the JSON config that exporter/checks/bundled_cases.py reads (set up by bundled_program_test).",
+    implementation = _bundled_cases_test_impl,
+    doc = "The rule behind bundled_program_test: it checks the attributes and writes the JSON config that exporter/checks/bundled_cases.py reads and the launcher that runs it.",
     attrs = config_test_attrs({
         "bundle": attr.label(mandatory = True, providers = [BundledProgramInfo], doc = "The bundled_program to run."),
     }, TOLERANCE_ATTRS),

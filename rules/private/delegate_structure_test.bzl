@@ -9,7 +9,7 @@ load(":exporter_py.bzl", "EXPORTER_MODULES")
 # The backends whose delegates the check reads.
 STRUCTURE_BACKENDS = ["coreml"]
 
-def _delegate_structure_config_impl(ctx):
+def _delegate_structure_test_impl(ctx):
     where = test_prefix("delegate_structure_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     if not [b for b in program.backends if b in STRUCTURE_BACKENDS]:
@@ -22,8 +22,8 @@ def _delegate_structure_config_impl(ctx):
     return write_test_config(ctx, config, [program.pte])
 
 _delegate_structure_test = config_test_rule(
-    implementation = _delegate_structure_config_impl,
-    doc = "Writes the JSON config that exporter/checks/delegate_structure.py reads (set up by delegate_structure_test).",
+    implementation = _delegate_structure_test_impl,
+    doc = "The rule behind delegate_structure_test: it checks the attributes and writes the JSON config that exporter/checks/delegate_structure.py reads and the launcher that runs it.",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The Core ML program."),
     }),

@@ -1,8 +1,7 @@
 """executorch_benchmark and executorch_profile: `bazel run` targets that time a program in
 ExecuTorch's native runtime, as a whole or per operator."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo")
-load(":arm64_binary.bzl", "Arm64BinaryInfo")
+load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load(":backends.bzl", "runtimes_here")
 load(":checks.bzl", "check_method", "message_prefix")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")

@@ -20,7 +20,7 @@ def _pair(where, foundation, shared, alone):
     if _models(shared) != _models(alone):
         fail(where + "{} is lowered from {} but its stand-alone counterpart {} from {}; pair each program with one of the same model".format(shared.label, _models(shared), alone.label, _models(alone)))
 
-def _config_impl(ctx):
+def _test_impl(ctx):
     where = test_prefix("foundation_budget_test", ctx)
     foundation = ctx.attr.foundation[FoundationWeightsInfo]
     if not ctx.attr.programs:
@@ -51,8 +51,8 @@ def _config_impl(ctx):
     return write_test_config(ctx, config, files)
 
 _foundation_budget_test = config_test_rule(
-    implementation = _config_impl,
-    doc = "Checks a foundation_budget_test's programs and writes the JSON config exporter/checks/shared_budget.py reads.",
+    implementation = _test_impl,
+    doc = "The rule behind foundation_budget_test: it checks the programs and writes the JSON config that exporter/checks/shared_budget.py reads and the launcher that runs it.",
     attrs = config_test_attrs({
         "foundation": attr.label(mandatory = True, providers = [FoundationWeightsInfo], doc = "The foundation_weights."),
         "programs": attr.label_list(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The programs that share it (set by the macro)."),

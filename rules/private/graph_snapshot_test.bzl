@@ -32,7 +32,7 @@ def _snapshot_text(ctx, subject, exported, pte):
     )
     return text
 
-def _snapshot_config_impl(ctx):
+def _snapshot_test_impl(ctx):
     if ctx.attr.program:
         program = ctx.attr.program[ExecuTorchProgramInfo]
         exported, subject, pte = program.exported, program.label, program.pte
@@ -61,8 +61,8 @@ def _snapshot_config_impl(ctx):
     return write_test_config(ctx, config, [text] + subject_files + dot_files, golden_files = [text])
 
 _snapshot_test = config_test_rule(
-    implementation = _snapshot_config_impl,
-    doc = "Writes the JSON config that exporter/checks/golden.py reads, and renders the text it compares (set up by graph_snapshot_test).",
+    implementation = _snapshot_test_impl,
+    doc = "The rule behind graph_snapshot_test: it checks the attributes, renders the text it compares, and writes the JSON config that exporter/checks/golden.py reads and the launcher that runs it.",
     exporter = True,
     attrs = config_test_attrs({
         "exported": attr.label(providers = [ExportedProgramInfo], doc = "The torch_export to snapshot."),

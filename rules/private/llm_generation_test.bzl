@@ -8,7 +8,7 @@ load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_tes
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
-def _generation_config_impl(ctx):
+def _generation_test_impl(ctx):
     where = test_prefix("llm_generation_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
@@ -47,8 +47,8 @@ def _generation_config_impl(ctx):
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 _generation_test = config_test_rule(
-    implementation = _generation_config_impl,
-    doc = "Writes the JSON config that exporter/checks/generation.py reads (set up by llm_generation_test).",
+    implementation = _generation_test_impl,
+    doc = "The rule behind llm_generation_test: it checks the attributes and writes the JSON config that exporter/checks/generation.py reads and the launcher that runs it.",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The llm_program."),
         "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "Its tokenizer."),

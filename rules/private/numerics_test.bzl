@@ -104,7 +104,7 @@ def _config(ctx, program, method, steps, judging):
     config.update({key: f.short_path for key, f in values.items()})
     return config, files + values.values(), model_files
 
-def _numerics_config_impl(ctx):
+def _numerics_test_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
     steps = json.decode(ctx.attr.steps_json)
     method, judging = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
@@ -131,8 +131,8 @@ def _arm64_runner(ctx, config):
     return runfiles
 
 _numerics_test = config_test_rule(
-    implementation = _numerics_config_impl,
-    doc = "Writes the JSON config that exporter/checks/numerics.py reads, and computes the values it compares (set up by numerics_test).",
+    implementation = _numerics_test_impl,
+    doc = "The rule behind numerics_test: it checks the attributes, computes the values it compares, and writes the JSON config that exporter/checks/numerics.py reads and the launcher that runs it.",
     exporter = True,
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to run."),

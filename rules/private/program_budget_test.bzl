@@ -56,7 +56,7 @@ def _growth(ctx, where):
         fail("{}max_growth_percent = {} {}".format(where, repr(value), parsed.error))
     return parsed.percent
 
-def _budget_config_impl(ctx):
+def _budget_test_impl(ctx):
     where = test_prefix("program_budget_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     limits = _limits(ctx, where, program)
@@ -80,8 +80,8 @@ def _budget_config_impl(ctx):
     return write_test_config(ctx, config, files, golden_files = [program.manifest])
 
 _budget_test = config_test_rule(
-    implementation = _budget_config_impl,
-    doc = "Checks a program_budget_test's limits and writes the JSON config exporter/checks/budget.py reads.",
+    implementation = _budget_test_impl,
+    doc = "The rule behind program_budget_test: it checks the limits and writes the JSON config that exporter/checks/budget.py reads and the launcher that runs it.",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
         "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),

@@ -6,7 +6,7 @@ graph record, with each method's graph laid out by graphviz's dot (@graphviz,
 toolchain/graphviz_repository.bzl), and a summary JSON that program_dashboard reads.
 """
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ProgramDashboardInfo", "program_dashboard_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
@@ -91,16 +91,6 @@ def runfiles_report_config(ctx, program_target):
     ctx.actions.write(out, json.encode_indent(config) + "\n")
     return out, files + [e.manifest for e in program.methods.values()] + dot_files
 
-ProgramDashboardInfo = provider(
-    doc = "What a program_dashboard shows, for a dashboard that includes it.",
-    fields = {
-        "reports": "depset of the programs' <name>.report.html Files.",
-        "summaries": "depset of the programs' <name>.report.json Files.",
-        "budgets": "depset of program_budget_tests' config Files.",
-        "numerics": "depset of numerics_tests' config Files.",
-    },
-)
-
 def _program_dashboard_impl(ctx):
     where = message_prefix("program_dashboard", ctx.label)
     if not ctx.attr.programs and not ctx.attr.dashboards:
@@ -114,7 +104,7 @@ def _program_dashboard_impl(ctx):
         summaries += found
         reports += [f for f in files if f.basename.endswith(".report.html")]
     included = [d[ProgramDashboardInfo] for d in ctx.attr.dashboards]
-    info = ProgramDashboardInfo(
+    info = program_dashboard_info(
         reports = depset(reports, transitive = [i.reports for i in included]),
         summaries = depset(summaries, transitive = [i.summaries for i in included]),
         budgets = depset([f for t in ctx.attr.budgets for f in t.files.to_list()], transitive = [i.budgets for i in included]),

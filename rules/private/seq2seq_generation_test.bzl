@@ -6,7 +6,7 @@ load(":config_entries.bzl", "model_config")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
-def _seq2seq_config_impl(ctx):
+def _seq2seq_test_impl(ctx):
     where = test_prefix("seq2seq_generation_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     missing = [m for m in ("encoder", "decoder") if m not in program.methods]
@@ -29,8 +29,8 @@ def _seq2seq_config_impl(ctx):
     return write_test_config(ctx, config, files, transitive_files = model_files)
 
 _seq2seq_test = config_test_rule(
-    implementation = _seq2seq_config_impl,
-    doc = "An encoder-decoder program's greedy tokens against the eager model's (set up by seq2seq_generation_test).",
+    implementation = _seq2seq_test_impl,
+    doc = "The rule behind seq2seq_generation_test: an encoder-decoder program's greedy tokens against the eager model's.",
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The program."),
         "model": attr.label(mandatory = True, providers = [TorchModelInfo], doc = "The whole eager model."),

@@ -2,7 +2,7 @@
 tokenizer library (exporter/actions/tokenizer.py)."""
 
 load("//exporter:exporter_facts.bzl", FORMATS = "TOKENIZER_FORMATS")
-load("//rules:providers.bzl", "TokenizerInfo")
+load("//rules:providers.bzl", "TokenizerInfo", "tokenizer_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":checks.bzl", "check_one_of", "message_prefix")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
@@ -42,7 +42,7 @@ def _tokenizer_impl(ctx):
         outputs = {"manifest": manifest},
     )
     return [
-        TokenizerInfo(label = ctx.label, file = src, format = kind, manifest = manifest),
+        tokenizer_info(label = ctx.label, file = src, format = kind, manifest = manifest),
         DefaultInfo(files = depset([src, manifest]), runfiles = ctx.runfiles(files = [src, manifest])),
     ]
 

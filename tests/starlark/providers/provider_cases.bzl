@@ -7,10 +7,13 @@ the provider and the field. The "good" case builds every provider right.
 
 load(
     "//rules:providers.bzl",
+    "arm64_binary_info",
     "exported_program_info",
     "golden_update_info",
     "model_bundle_info",
+    "program_dashboard_info",
     "shape_spec_info",
+    "tokenizer_info",
     "torch_model_info",
 )
 
@@ -49,6 +52,9 @@ def _provider_case_impl(ctx):
         exported = _exported(ctx)
         model_bundle_info(label = ctx.label, directory = ctx.file.some_file, programs = {"x": exported})
         golden_update_info(configs = depset(), runfiles = ctx.runfiles())
+        tokenizer_info(label = ctx.label, file = ctx.file.some_file, format = "huggingface", manifest = ctx.file.some_file)
+        program_dashboard_info(reports = depset(), summaries = depset(), budgets = depset(), numerics = depset())
+        arm64_binary_info(binary = ctx.file.some_file, runfiles = ctx.runfiles())
     elif case == "pt2_not_a_file":
         _exported(ctx, pt2 = "model.pt2")
     elif case == "model_not_a_model":
@@ -61,6 +67,8 @@ def _provider_case_impl(ctx):
         _model(ctx, weights = "w.pt")
     elif case == "spec_without_dims":
         shape_spec_info(label = ctx.label, spec = {"inputs": []})
+    elif case == "tokenizer_without_manifest":
+        tokenizer_info(label = ctx.label, file = ctx.file.some_file, format = "huggingface", manifest = None)
     elif case == "bundle_of_files":
         model_bundle_info(label = ctx.label, directory = ctx.file.some_file, programs = {"x": ctx.file.some_file})
     else:
