@@ -14,6 +14,7 @@ PACKAGE = "tests/backends/"
 # program -> (its backend, the id of its delegates, its options with the defaults filled in).
 PROGRAMS = {
     "conv_linear_tosa": ("tosa", "TOSABackend", {"profile": "FP"}),
+    "conv_linear_tosa_int": ("tosa", "TOSABackend", {"profile": "INT"}),
     "conv_linear_ethos_u": ("ethos_u", "EthosUBackend",
                             {"target": "ethos-u55-128", "system_config": "default", "memory_mode": "default"}),
 }
