@@ -104,7 +104,24 @@ def parse_backend(where, value):
             fail(where + "backend {} has no option {}; {}".format(name, repr(option), "its options are {}".format(sorted(allowed.keys())) if allowed else "it takes none"))
         if chosen not in allowed[option]:
             fail(where + "{}({} = {}) is not allowed; use one of {}".format(name, option, repr(chosen), allowed[option]))
-    return name, {option: given.get(option, values[0]) for option, values in allowed.items()}
+    chosen = {option: given.get(option, values[0]) for option, values in allowed.items()}
+    if name == "ethos_u":
+        _check_ethos_u(where, chosen)
+    return name, chosen
+
+def _check_ethos_u(where, options):
+    """Fails when Vela's system config or memory mode is for another NPU family than the target.
+
+    Measured, Vela compiles an Ethos-U55 program with an Ethos_U85 system config without a word,
+    and fails on a U55 with a Dedicated_Sram memory mode deep inside the lowering.
+    """
+    family = "U55" if options["target"].startswith("ethos-u55") else "U85"
+    config = options["system_config"]
+    if config != "default" and not config.startswith("Ethos_{}_".format(family)):
+        own = [c for c in BACKEND_OPTIONS["ethos_u"]["system_config"] if c.startswith("Ethos_{}_".format(family))]
+        fail(where + "ethos_u(system_config = {}) is for another NPU than target {}; use one of {} or \"default\"".format(repr(config), repr(options["target"]), own))
+    if family == "U55" and options["memory_mode"].startswith("Dedicated_Sram"):
+        fail(where + "ethos_u(memory_mode = {}) needs an NPU with SRAM of its own, which an Ethos-U55 has not; use \"Shared_Sram\", \"Sram_Only\" or \"default\"".format(repr(options["memory_mode"])))
 
 def parse_backends(where, values, options):
     """The names of `values`, checked; adds each backend's options to `options` ({name: dict}).

@@ -143,6 +143,16 @@ BAD_PROGRAMS = [
         needles = ["ethos_u(memory_mode = \"Shared\") is not allowed; use one of [\"default\", \"Shared_Sram\", \"Sram_Only\", \"Dedicated_Sram\""],
     ),
     struct(
+        name = "ethos_u_other_npu_config",
+        attrs = dict(backends = [ethos_u(system_config = "Ethos_U85_SYS_DRAM_Mid")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(system_config = \"Ethos_U85_SYS_DRAM_Mid\") is for another NPU than target \"ethos-u55-128\"; use one of [\"Ethos_U55_High_End_Embedded\", \"Ethos_U55_Deep_Embedded\"] or \"default\""],
+    ),
+    struct(
+        name = "ethos_u55_dedicated_sram",
+        attrs = dict(backends = [ethos_u(memory_mode = "Dedicated_Sram")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(memory_mode = \"Dedicated_Sram\") needs an NPU with SRAM of its own, which an Ethos-U55 has not; use \"Shared_Sram\", \"Sram_Only\" or \"default\""],
+    ),
+    struct(
         name = "ethos_u_option_name",
         attrs = dict(backends = [ethos_u(npu = "ethos-u55-128")], exported = "//tests/starlark:plain_ep"),
         needles = ["backend ethos_u has no option \"npu\"; its options are [\"memory_mode\", \"system_config\", \"target\"]"],
