@@ -250,7 +250,8 @@ def check_backend_runtimes(where, runtimes, backends):
         allowed = BACKEND_RUNTIMES.get(name, [])
         if not allowed:
             place, device = RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))
-            fail(where + "a {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(name, place, device))
+            article = "an" if name[0] in "aeiou" else "a"
+            fail(where + "{} {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(article, name, place, device))
         wrong = [r for r in runtimes if r not in allowed]
         if wrong:
             fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only (docs/backends.md); set runtimes = {}".format(wrong, name, allowed, allowed))
