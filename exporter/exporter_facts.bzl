@@ -233,6 +233,8 @@ BACKENDS = [
     "xnnpack",
     "openvino",
     "coreml",
+    "tosa",
+    "ethos_u",
 ]
 
 BACKEND_OPTIONS = {
@@ -268,6 +270,44 @@ BACKEND_OPTIONS = {
             "iOS26",
         ],
     },
+    "tosa": {
+        "profile": [
+            "FP",
+            "INT",
+        ],
+    },
+    "ethos_u": {
+        "target": [
+            "ethos-u55-128",
+            "ethos-u55-32",
+            "ethos-u55-64",
+            "ethos-u55-256",
+            "ethos-u85-128",
+            "ethos-u85-256",
+            "ethos-u85-512",
+            "ethos-u85-1024",
+            "ethos-u85-2048",
+        ],
+        "system_config": [
+            "default",
+            "Ethos_U55_High_End_Embedded",
+            "Ethos_U55_Deep_Embedded",
+            "Ethos_U85_SYS_DRAM_Low",
+            "Ethos_U85_SYS_DRAM_Mid",
+            "Ethos_U85_SYS_DRAM_High",
+            "Ethos_U85_SYS_Flash_Low",
+            "Ethos_U85_SYS_Flash_High",
+        ],
+        "memory_mode": [
+            "default",
+            "Shared_Sram",
+            "Sram_Only",
+            "Dedicated_Sram",
+            "Dedicated_Sram_256KB",
+            "Dedicated_Sram_384KB",
+            "Dedicated_Sram_512KB",
+        ],
+    },
 }
 
 BACKEND_RUNTIMES = {
@@ -280,11 +320,15 @@ BACKEND_RUNTIMES = {
         "python",
     ],
     "coreml": [],
+    "tosa": [],
+    "ethos_u": [],
 }
 
-BACKENDS_WITH_LOCK = [
-    "openvino",
-]
+BACKENDS_WITH_LOCK = {
+    "openvino": "openvino",
+    "tosa": "arm",
+    "ethos_u": "arm",
+}
 
 IRS = [
     "training",
@@ -300,6 +344,8 @@ EAGER_QUANTIZE_SCHEMES = [
 QUANTIZERS = [
     "xnnpack",
     "openvino",
+    "tosa",
+    "ethos_u",
 ]
 
 QUANTIZER_SCHEMES = {
@@ -311,6 +357,14 @@ QUANTIZER_SCHEMES = {
     ],
     "openvino": [
         "int8_static_per_channel",
+    ],
+    "tosa": [
+        "int8_static_per_channel",
+        "int8_static_per_tensor",
+    ],
+    "ethos_u": [
+        "int8_static_per_channel",
+        "int8_static_per_tensor",
     ],
 }
 

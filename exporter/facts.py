@@ -83,8 +83,8 @@ def facts():
         "BACKEND_OPTIONS": {b: {o: list(v) for o, v in options.items()} for b, options in backends.OPTIONS.items()},
         # backend -> the numerics_test runtimes its programs run in here.
         "BACKEND_RUNTIMES": {b: list(r) for b, r in backends.RUNTIMES.items()},
-        # the backends whose packages Bazel fetches from a lock of their own, only when named.
-        "BACKENDS_WITH_LOCK": list(backends.OWN_LOCK),
+        # backend -> the repository of its packages, from a lock of its own, fetched only when named.
+        "BACKENDS_WITH_LOCK": backends.OWN_LOCK,
         # The values of config fields with a Literal hint, which the rules check at analysis.
         "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),

@@ -31,7 +31,7 @@ load(
 )
 load("//rules/private:app_archive.bzl", _app_archive = "app_archive")
 load("//rules/private:arm64_binary.bzl", _arm64_binary = "arm64_binary")
-load("//rules/private:backends.bzl", _coreml = "coreml", _openvino = "openvino")
+load("//rules/private:backends.bzl", _coreml = "coreml", _ethos_u = "ethos_u", _openvino = "openvino", _tosa = "tosa")
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
 load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
@@ -91,6 +91,8 @@ executorch_program = _executorch_program
 # [coreml(precision = "fp32")] (docs/backends.md).
 openvino = _openvino
 coreml = _coreml
+tosa = _tosa
+ethos_u = _ethos_u
 
 # What is checked here of a program no runtime here can run (Core ML's): its delegates' structure.
 delegate_structure_test = _delegate_structure_test

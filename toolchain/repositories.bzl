@@ -7,8 +7,12 @@ load(":graphviz_repository.bzl", "graphviz_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
 # The backends whose packages have a lock of their own (toolchain/backends/), by the repository
-# that holds them; rules/private/backends.bzl names the same repositories.
-_BACKEND_LOCKS = {"openvino": "//toolchain/backends:openvino.lock"}
+# that holds them (`torch_export_backend_<key>`; tosa and ethos_u share "arm");
+# rules/private/backends.bzl names the same repositories.
+_BACKEND_LOCKS = {
+    "arm": "//toolchain/backends:arm.lock",
+    "openvino": "//toolchain/backends:openvino.lock",
+}
 
 def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
@@ -27,8 +31,9 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         (`executorch==VERSION --hash=sha256:DIGEST`); defaults to this project's
         executorch_aarch64.lock, which toolchain/update_lock.sh keeps current.
       backend_locks: {backend: label of a lock} to replace a backend's own lock, e.g.
-        {"openvino": "//:openvino.lock"}. Each backend's repository
-        (`torch_export_backend_<backend>`) is fetched only when a target names the backend, and
+        {"openvino": "//:openvino.lock"}, or {"arm": ...} for tosa and ethos_u, which share one.
+        Each backend's repository (`torch_export_backend_<backend>`, `torch_export_backend_arm`
+        for the Arm backends) is fetched only when a target names the backend, and
         installs none of the lock's pins that `lock` already has (docs/backends.md).
     """
     lock = lock or Label("//toolchain:requirements.lock")

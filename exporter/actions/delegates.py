@@ -7,6 +7,9 @@ the same on every run:
   (INFERENCE_PRECISION_HINT) itself.
 - Core ML: the delegate's model package gets the same bytes on every run (actions/coreml_package.py
   says what differed).
+
+Arm's backends lower through a TOSA 1.0 graph: TOSA's partitioner keeps it (profile FP or INT),
+Ethos-U's compiles it with Vela for the NPU, which runs integer operators only.
 """
 
 import contextlib
@@ -14,7 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 from exporter.actions import coreml_package
-from exporter.core.backends import BACKENDS, OPTION_CLASSES, BackendOptions, CoremlOptions, OpenvinoOptions
+from exporter.core.backends import (
+    BACKENDS,
+    OPTION_CLASSES,
+    BackendOptions,
+    CoremlOptions,
+    EthosUOptions,
+    OpenvinoOptions,
+    TosaOptions,
+)
 from exporter.core.errors import UserError
 
 
@@ -44,8 +55,41 @@ def _coreml(options: CoremlOptions):
     return CoreMLPartitioner(compile_specs=specs)
 
 
+def _quantized_out_variants():
+    # An Arm program quantizes its inputs and dequantizes its outputs on the CPU, outside the
+    # delegate: to_executorch needs those operators' out variants, which this import registers.
+    import executorch.kernels.quantized  # noqa: F401
+
+
+def _tosa(options: TosaOptions):
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+
+    _quantized_out_variants()
+    return TOSAPartitioner(TosaCompileSpec("TOSA-1.0+" + options.profile))
+
+
+def ethos_u_compile_spec(options: EthosUOptions):
+    """ExecuTorch's EthosUCompileSpec of the options; "default" leaves the choice to it."""
+    from executorch.backends.arm.ethosu import EthosUCompileSpec
+
+    return EthosUCompileSpec(
+        options.target,
+        system_config=None if options.system_config == "default" else options.system_config,
+        memory_mode=None if options.memory_mode == "default" else options.memory_mode,
+    )
+
+
+def _ethos_u(options: EthosUOptions):
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+
+    _quantized_out_variants()
+    return EthosUPartitioner(ethos_u_compile_spec(options))
+
+
 # Each takes its backend's options (None for XNNPACK, which has none).
-_BUILDERS: dict[str, Callable[[Any], Any]] = {"xnnpack": _xnnpack, "openvino": _openvino, "coreml": _coreml}
+_BUILDERS: dict[str, Callable[[Any], Any]] = {"xnnpack": _xnnpack, "openvino": _openvino, "coreml": _coreml,
+                                              "tosa": _tosa, "ethos_u": _ethos_u}
 
 
 def partitioners(backends, options: BackendOptions | None = None):
@@ -60,6 +104,37 @@ def partitioners(backends, options: BackendOptions | None = None):
             own = OPTION_CLASSES[backend]()
         found.append(_BUILDERS[backend](own))
     return found
+
+
+def _integer_only(backend, options: BackendOptions):
+    """The quantizer a program lowered for `backend` needs, or None when it takes float: Ethos-U
+    runs integer operators only, and so does TOSA's INT profile."""
+    if backend == "ethos_u":
+        return "ethos_u"
+    if backend == "tosa" and (options.tosa or TosaOptions()).profile == "INT":
+        return "tosa"
+    return None
+
+
+def _is_quantized(program):
+    """Whether a PT2E quantization left its quantize/dequantize operators in the program."""
+    return any(node.op == "call_function" and "quantized_decomposed" in str(node.target)
+               for node in program.graph.nodes)
+
+
+def check_quantized(programs, backends, options: BackendOptions | None, where):
+    """Fails in one line when a float method is lowered for a backend that runs integers only:
+    Ethos-U's partitioner would leave every operator on the CPU and say nothing (measured).
+
+    programs: {method: ExportedProgram}; backends: {method: backend names}; where: a
+    function of the method's name that gives the message's prefix (the program and its export).
+    """
+    for method, program in programs.items():
+        for backend in backends[method]:
+            quantizer = _integer_only(backend, options or BackendOptions())
+            if quantizer and not _is_quantized(program):
+                raise UserError(f"{where(method)} is not quantized, and {backend} runs integer operators only; "
+                                f"quantize it with torch_quantize(quantizer = \"{quantizer}\") and lower that")
 
 
 @contextlib.contextmanager

@@ -175,6 +175,9 @@ def lowered(config, generate_etrecord=False):
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
                         f"method; rename it")
     foundation = sharing.load(config.foundation.index, config.label) if config.foundation else None
+    delegates.check_quantized(programs, {name: config.backends_of(name) for name in programs}, config.backend_options,
+                              lambda name: f"executorch_program {config.label}: method {name}'s export "
+                                           f"{config.methods[name].exported_label}")
     try:
         backends = ({name: list(b) for name, b in config.method_backends.items()} if config.method_backends
                     else list(config.backends))

@@ -65,6 +65,35 @@ def test_a_corrupt_pt2_fails_in_one_line_naming_it(tmp_path, content):
 
 
 
+class Doubles(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+@pytest.mark.parametrize("backend, options, quantizer", [
+    ("ethos_u", {"ethos_u": {"target": "ethos-u55-128", "system_config": "default", "memory_mode": "default"}}, "ethos_u"),
+    ("tosa", {"tosa": {"profile": "INT"}}, "tosa"),
+])
+def test_a_float_program_for_an_integer_backend_fails_in_one_line(tmp_path, backend, options, quantizer):
+    """Ethos-U (and TOSA's INT profile) run integer operators only; Ethos-U's partitioner would
+    leave a float model on the CPU and say nothing. Checked before Arm's packages are imported."""
+    (tmp_path / "identity.txt").write_text("python 3\n")
+    path = str(tmp_path / "a.pt2")
+    pt2.save(torch.export.export(Doubles(), (torch.randn(2, 3),)), path)
+    config = registry.LowerConfig.from_json({
+        "label": "//t:program", "identity": str(tmp_path / "identity.txt"), "backends": [backend],
+        "backend_options": options,
+        "methods": {"forward": {"exported_label": "//t:a_ep", "pt2": path, "spec_label": None, "spec": None}},
+        "outputs": {"pte": str(tmp_path / "p.pte"), "manifest": str(tmp_path / "p.pte.json")},
+    })
+    with pytest.raises(UserError) as error:
+        lower.lowered(config)
+    message = str(error.value)
+    assert message == (f"executorch_program //t:program: method forward's export //t:a_ep is not quantized, and "
+                       f"{backend} runs integer operators only; quantize it with "
+                       f"torch_quantize(quantizer = \"{quantizer}\") and lower that"), message
+
+
 # Lowers a small conv + linear model for Core ML and prints the .pte's sha256 (run in-process
 # and in a child).
 _COREML_LOWERING = """

@@ -60,11 +60,39 @@ def _openvino_quantizer(_scheme):
     return SevenBitWeights(mode=QuantizationMode.INT8_SYM)
 
 
+def _arm_config(scheme):
+    # Arm's symmetric int8 config (weights -127..127, activations -128..127), static only: the
+    # NPU and TOSA's INT profile have no dynamic quantization.
+    from executorch.backends.arm.quantizer import get_symmetric_quantization_config
+
+    return get_symmetric_quantization_config(is_per_channel=SCHEMES[scheme][0]["is_per_channel"])
+
+
+def _tosa_quantizer(scheme):
+    from executorch.backends.arm.quantizer import TOSAQuantizer
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+    return TOSAQuantizer(TosaCompileSpec("TOSA-1.0+INT")).set_global(_arm_config(scheme))
+
+
+def _ethos_u_quantizer(scheme):
+    # For the default NPU, the Ethos-U55-128: the U55s and U85s take the same int8 operators.
+    from executorch.backends.arm.quantizer import EthosUQuantizer
+
+    from exporter.actions import delegates
+    from exporter.core.backends import EthosUOptions
+
+    return EthosUQuantizer(delegates.ethos_u_compile_spec(EthosUOptions())).set_global(_arm_config(scheme))
+
+
 # quantizer name -> factory(scheme). Another backend's quantizer is one more entry here.
-QUANTIZERS = {"xnnpack": _xnnpack_quantizer, "openvino": _openvino_quantizer}
+QUANTIZERS = {"xnnpack": _xnnpack_quantizer, "openvino": _openvino_quantizer, "tosa": _tosa_quantizer,
+              "ethos_u": _ethos_u_quantizer}
 
 # quantizer -> the schemes it takes, its default first.
-QUANTIZER_SCHEMES = {"xnnpack": tuple(SCHEMES), "openvino": ("int8_static_per_channel",)}
+_ARM_SCHEMES = ("int8_static_per_channel", "int8_static_per_tensor")
+QUANTIZER_SCHEMES = {"xnnpack": tuple(SCHEMES), "openvino": ("int8_static_per_channel",), "tosa": _ARM_SCHEMES,
+                     "ethos_u": _ARM_SCHEMES}
 
 # Quantizers whose weights stay float with a quantize/dequantize pair after them: OpenVINO's
 # frontend converts such pairs, but not int8 weights folded into constants (measured: the
@@ -165,7 +193,7 @@ def warm_up():
 
 def run(config):
     """Runs the action for a QuantizeConfig."""
-    backend_site.activate(config.backend_packages)  # nncf, for OpenVINO's quantizer
+    backend_site.activate(config.backend_packages)  # nncf for OpenVINO's quantizer, tosa-tools for Arm's
     ep = pt2.load(config.pt2)
     batches = []
     if config.calibration:

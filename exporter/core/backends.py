@@ -13,7 +13,7 @@ import typing
 from typing import Literal
 
 # Every backend `backends` takes, in the order the docs list them.
-BACKENDS = ("xnnpack", "openvino", "coreml")
+BACKENDS = ("xnnpack", "openvino", "coreml", "tosa", "ethos_u")
 
 # The Python distributions a backend lowers with, beyond ExecuTorch: the manifest of a program
 # that uses the backend records their versions. XNNPACK's are ExecuTorch's own.
@@ -21,22 +21,29 @@ PACKAGES = {
     "xnnpack": (),
     "openvino": ("openvino", "nncf"),
     "coreml": ("coremltools",),
+    "tosa": ("tosa-tools",),
+    "ethos_u": ("tosa-tools", "ethos-u-vela"),
 }
 
 # The id ExecuTorch gives each backend's delegates in a .pte (a delegate's `id`, a partition's
 # `backend_id`): the name pte_inspect, the report and a budget's figures show.
-DELEGATE_IDS = {"xnnpack": "XnnpackBackend", "openvino": "OpenvinoBackend", "coreml": "CoreMLBackend"}
+DELEGATE_IDS = {"xnnpack": "XnnpackBackend", "openvino": "OpenvinoBackend", "coreml": "CoreMLBackend",
+                "tosa": "TOSABackend", "ethos_u": "EthosUBackend"}
 
-# Backends whose packages are not in the toolchain's lock: Bazel fetches each one's repository
-# (toolchain/backend_packages.bzl) only when a target names the backend.
-OWN_LOCK = ("openvino",)
+# Backends whose packages are not in the toolchain's lock, by the repository that holds them
+# (`torch_export_backend_<value>`, toolchain/backend_packages.bzl): Bazel fetches it only when a
+# target names the backend. TOSA and Ethos-U share Arm's (tosa-tools, ethos-u-vela).
+OWN_LOCK = {"openvino": "openvino", "tosa": "arm", "ethos_u": "arm"}
 
 # Where a program of each backend runs on this machine kind (x86-64 Linux): the numerics_test
-# runtimes it can take. Core ML programs run on Apple hardware only.
+# runtimes it can take. Core ML programs run on Apple hardware only, Ethos-U programs on the NPU
+# (a board or Arm's Corstone FVP), and ExecuTorch's runtimes have no TOSA backend.
 RUNTIMES = {
     "xnnpack": ("python", "native", "arm64"),
     "openvino": ("python",),
     "coreml": (),
+    "tosa": (),
+    "ethos_u": (),
 }
 
 # The runtimes of the portable runtime alone (backends = []).
@@ -62,8 +69,32 @@ class CoremlOptions:
     minimum_deployment_target: Literal["iOS17", "iOS15", "iOS16", "iOS18", "iOS26"] = "iOS17"
 
 
+@dataclasses.dataclass(frozen=True)
+class TosaOptions:
+    """tosa(...): the TOSA 1.0 profile, floating point (FP) or integer (INT, a quantized model)."""
+
+    profile: Literal["FP", "INT"] = "FP"
+
+
+@dataclasses.dataclass(frozen=True)
+class EthosUOptions:
+    """ethos_u(...): the NPU and its MAC count, and Vela's system config and memory mode for the
+    U55 and U85 (its Arm/vela.ini). "default" leaves them to ExecuTorch's EthosUCompileSpec, which
+    picks one per NPU family (U55: Ethos_U55_High_End_Embedded, Shared_Sram; U85:
+    Ethos_U85_SYS_DRAM_Mid, Sram_Only)."""
+
+    target: Literal["ethos-u55-128", "ethos-u55-32", "ethos-u55-64", "ethos-u55-256", "ethos-u85-128",
+                    "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024", "ethos-u85-2048"] = "ethos-u55-128"
+    system_config: Literal["default", "Ethos_U55_High_End_Embedded", "Ethos_U55_Deep_Embedded",
+                           "Ethos_U85_SYS_DRAM_Low", "Ethos_U85_SYS_DRAM_Mid", "Ethos_U85_SYS_DRAM_High",
+                           "Ethos_U85_SYS_Flash_Low", "Ethos_U85_SYS_Flash_High"] = "default"
+    memory_mode: Literal["default", "Shared_Sram", "Sram_Only", "Dedicated_Sram", "Dedicated_Sram_256KB",
+                         "Dedicated_Sram_384KB", "Dedicated_Sram_512KB"] = "default"
+
+
 # {backend: its options' class}; a backend without options takes its name alone.
-OPTION_CLASSES = {"openvino": OpenvinoOptions, "coreml": CoremlOptions}
+OPTION_CLASSES = {"openvino": OpenvinoOptions, "coreml": CoremlOptions, "tosa": TosaOptions,
+                  "ethos_u": EthosUOptions}
 
 
 def _option_values(cls):
@@ -92,4 +123,6 @@ class BackendOptions:
 
     openvino: OpenvinoOptions | None = None
     coreml: CoremlOptions | None = None
+    tosa: TosaOptions | None = None
+    ethos_u: EthosUOptions | None = None
 

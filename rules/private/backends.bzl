@@ -1,4 +1,5 @@
-"""Backends as values: "xnnpack", or a backend with its options, openvino(...) or coreml(...).
+"""Backends as values: "xnnpack", or a backend with its options: openvino(...), coreml(...),
+tosa(...) or ethos_u(...).
 
 A value is a string, so that it goes wherever `backends` went before (one list, a dict per
 method, executorch_programs' variants, llm_program): the backend's name, then its options as
@@ -51,6 +52,33 @@ def coreml(**options):
     """
     return backend("coreml", **options)
 
+def tosa(**options):
+    """TOSA 1.0 (Arm's Tensor Operator Set Architecture), with its profile (docs/backends.md, "Arm").
+
+    Args:
+      **options: profile: "FP" (default; a float model) or "INT" (a model quantized with
+        torch_quantize(quantizer = "tosa")).
+
+    Returns:
+      The backend's value for `backends`, e.g. backends = [tosa(profile = "INT")].
+    """
+    return backend("tosa", **options)
+
+def ethos_u(**options):
+    """Arm's Ethos-U NPUs, compiled by Vela (docs/backends.md, "Arm").
+
+    They run integer operators only: quantize the model with torch_quantize(quantizer = "ethos_u").
+
+    Args:
+      **options: target: "ethos-u55-128" (default), "ethos-u55-32", "-64", "-256", or
+        "ethos-u85-128" to "ethos-u85-2048"; system_config and memory_mode: a system config and
+        a memory mode of Vela's Arm/vela.ini, or "default" (ExecuTorch's choice per NPU family).
+
+    Returns:
+      The backend's value for `backends`, e.g. backends = [ethos_u(target = "ethos-u85-256")].
+    """
+    return backend("ethos_u", **options)
+
 def backend_name(value):
     """The backend a value names, unchecked (for the macros)."""
     brace = value.find("{")
@@ -76,7 +104,24 @@ def parse_backend(where, value):
             fail(where + "backend {} has no option {}; {}".format(name, repr(option), "its options are {}".format(sorted(allowed.keys())) if allowed else "it takes none"))
         if chosen not in allowed[option]:
             fail(where + "{}({} = {}) is not allowed; use one of {}".format(name, option, repr(chosen), allowed[option]))
-    return name, {option: given.get(option, values[0]) for option, values in allowed.items()}
+    chosen = {option: given.get(option, values[0]) for option, values in allowed.items()}
+    if name == "ethos_u":
+        _check_ethos_u(where, chosen)
+    return name, chosen
+
+def _check_ethos_u(where, options):
+    """Fails when Vela's system config or memory mode is for another NPU family than the target.
+
+    Measured, Vela compiles an Ethos-U55 program with an Ethos_U85 system config without a word,
+    and fails on a U55 with a Dedicated_Sram memory mode deep inside the lowering.
+    """
+    family = "U55" if options["target"].startswith("ethos-u55") else "U85"
+    config = options["system_config"]
+    if config != "default" and not config.startswith("Ethos_{}_".format(family)):
+        own = [c for c in BACKEND_OPTIONS["ethos_u"]["system_config"] if c.startswith("Ethos_{}_".format(family))]
+        fail(where + "ethos_u(system_config = {}) is for another NPU than target {}; use one of {} or \"default\"".format(repr(config), repr(options["target"]), own))
+    if family == "U55" and options["memory_mode"].startswith("Dedicated_Sram"):
+        fail(where + "ethos_u(memory_mode = {}) needs an NPU with SRAM of its own, which an Ethos-U55 has not; use \"Shared_Sram\", \"Sram_Only\" or \"default\"".format(repr(options["memory_mode"])))
 
 def parse_backends(where, values, options):
     """The names of `values`, checked; adds each backend's options to `options` ({name: dict}).
@@ -111,11 +156,13 @@ def backend_packages_labels(values):
       A list of labels, e.g. ["@torch_export_backend_openvino//:packages"].
     """
     names = {backend_name(v): None for v in values}
-    return ["@torch_export_backend_{}//:packages".format(name) for name in BACKENDS_WITH_LOCK if name in names]
+    repositories = {BACKENDS_WITH_LOCK[name]: None for name in BACKENDS_WITH_LOCK if name in names}
+    return ["@torch_export_backend_{}//:packages".format(repository) for repository in repositories]
 
 # The backends whose compiled code is for the CPU that lowered it: OpenVINO's blob carries that
 # CPU's best instruction set and loads only on a CPU with the same (docs/caching.md,
-# "Per-machine programs"). Their actions stay off remote caches and executors.
+# "Per-machine programs"). Their actions stay off remote caches and executors. TOSA's and Vela's
+# output is for the Arm target named in the options, not for the lowering machine's CPU.
 PER_MACHINE_BACKENDS = ["openvino"]
 
 def per_machine(names):
@@ -137,8 +184,10 @@ def runtimes_here(backends):
     return runtimes
 
 # The backends that compile the weights into their delegate blob, inside the .pte: ExecuTorch
-# writes none of them to a .ptd (docs/backends.md, "Every program form").
-WEIGHTS_IN_BLOB_BACKENDS = ["openvino", "coreml"]
+# writes none of them to a .ptd (docs/backends.md, "Every program form"). TOSA's blob is the TOSA
+# graph with its constants (measured: the lowering leaves no named data), Ethos-U's is Vela's
+# command stream with the weights it packed for the NPU.
+WEIGHTS_IN_BLOB_BACKENDS = ["openvino", "coreml", "tosa", "ethos_u"]
 
 def check_backend_weights(where, weights, names):
     """Fails in one line when weights = "external" meets a backend that keeps its weights in its blob.
@@ -156,8 +205,10 @@ def check_backend_weights(where, weights, names):
 # partition from an example value, and a dynamic size reaches it as a SymInt, which has no type
 # (the LLM's sequence length: AttributeError 'SymInt' object has no attribute 'type'); with a
 # dynamic batch only, the lowering passes and the delegate returns the largest batch's output
-# whatever the input's (docs/backends.md, "The zoo's programs per backend").
-STATIC_SHAPE_BACKENDS = ["openvino"]
+# whatever the input's (docs/backends.md, "The zoo's programs per backend"). Arm's lowering fails on
+# a dynamic batch in one of its graph passes (measured with TOSA-1.0+FP; Ethos-U lowers through
+# the same TOSA graph).
+STATIC_SHAPE_BACKENDS = ["openvino", "tosa", "ethos_u"]
 
 def check_static_shapes(where, method, backends, spec_label, dims):
     """Fails in one line when a method lowered for a static-shape backend has dynamic dims.
@@ -173,10 +224,21 @@ def check_static_shapes(where, method, backends, spec_label, dims):
     if static and dims:
         fail(where + "method {} is lowered for {}, which takes static shapes only, but its export's shape spec {} has dynamic dims {}; export it with a shape_spec of fixed sizes (no dims) for this program".format(method, static[0], spec_label, sorted(dims.keys())))
 
+# The backends no runtime of this machine runs: where their programs run, and where to test them.
+RUNS_ONLY_ON = {
+    "coreml": ("Apple hardware", "a Mac or an iPhone"),
+    "ethos_u": ("an Ethos-U NPU", "a board or Arm's Corstone FVP"),
+    "tosa": ("a TOSA device", "a TOSA device (a numerics_test runtime for the TOSA reference model is still to come)"),
+}
+
+def runs_only_on(name):
+    """Where a program of backend `name` runs, for messages: "Apple hardware" for coreml."""
+    return RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))[0]
+
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 
-    Core ML programs run on Apple hardware only; OpenVINO's run in ExecuTorch's Python runtime,
+    Core ML programs run on Apple hardware only, Ethos-U's on the NPU; OpenVINO's run in ExecuTorch's Python runtime,
     but not yet in the native runner (docs/backends.md says why).
 
     Args:
@@ -187,7 +249,9 @@ def check_backend_runtimes(where, runtimes, backends):
     for name in backends:
         allowed = BACKEND_RUNTIMES.get(name, [])
         if not allowed:
-            fail(where + "a {} program runs on Apple hardware only, and no runtime of this machine can run it; remove this numerics_test and test the program on a Mac or an iPhone (docs/backends.md)".format(name))
+            place, device = RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))
+            article = "an" if name[0] in "aeiou" else "a"
+            fail(where + "{} {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(article, name, place, device))
         wrong = [r for r in runtimes if r not in allowed]
         if wrong:
             fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only (docs/backends.md); set runtimes = {}".format(wrong, name, allowed, allowed))

@@ -2,7 +2,7 @@
 ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
-load(":backends.bzl", "runtimes_here")
+load(":backends.bzl", "runs_only_on", "runtimes_here")
 load(":checks.bzl", "check_method", "message_prefix")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
@@ -67,7 +67,8 @@ def _mode(ctx, where, program):
     """
     runtimes = runtimes_here(program.backends)
     if not runtimes:
-        fail(where + "program {} is lowered for {}, which runs on Apple hardware only; no runtime of this machine can time it: benchmark it on a Mac or an iPhone (docs/backends.md)".format(program.label, program.backends))
+        nowhere = [name for name in program.backends if not runtimes_here([name])]
+        fail(where + "program {} is lowered for {}, which runs on {} only; no runtime of this machine can time it: benchmark it on {} (docs/backends.md)".format(program.label, program.backends, runs_only_on(nowhere[0]), "a Mac or an iPhone" if nowhere[0] == "coreml" else "the device"))
     arm64 = Arm64BinaryInfo in ctx.attr.native_runner
     if "native" not in runtimes:
         if arm64 or not ctx.attr.compare_python:

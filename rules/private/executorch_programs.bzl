@@ -1,7 +1,7 @@
 """executorch_programs: one executorch_program (and its numerics_test) per device class."""
 
 load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
-load(":backends.bzl", "backend_name")
+load(":backends.bzl", "backend_name", "runs_only_on")
 load(":executorch_program.bzl", "executorch_program")
 load(":numerics_test.bzl", "numerics_test")
 
@@ -17,7 +17,7 @@ def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
     if settings.get("numerics", {}) == None:
         return []
     if nowhere:
-        fail("executorch_programs {}: variant {} is lowered for {}, which runs on Apple hardware only; set \"numerics\": None in that variant and test the program on the device".format(name, repr(variant), nowhere))
+        fail("executorch_programs {}: variant {} is lowered for {}, which runs on {} only; set \"numerics\": None in that variant and test the program on the device".format(name, repr(variant), nowhere, runs_only_on(nowhere)))
     test_args = dict(numerics, **settings.get("numerics", {}))
     method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
     if "steps" in test_args:  # one test calls the methods its steps name, in order

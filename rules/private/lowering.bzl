@@ -136,6 +136,15 @@ def _check_quantizers(where, methods, method_backends):
                 quantizer,
             ))
 
+def _check_integer_only(where, methods, method_backends):
+    """Fails when a float method is lowered for ethos_u, which runs integer operators only.
+
+    Measured, Ethos-U's partitioner would leave every float operator on the CPU without a word.
+    """
+    for name, exported in methods.items():
+        if "ethos_u" in method_backends[name] and not exported.quantization:
+            fail(where + "method {} comes from {}, which is not quantized, and ethos_u runs integer operators only; quantize it with torch_quantize(quantizer = \"ethos_u\") and lower that".format(name, exported.label))
+
 def _backends_text(ctx, method_backends):
     """For the progress message: "xnnpack", "portable" or "forward: xnnpack; batched: portable"."""
     if not ctx.attr.per_method_backends:
@@ -170,6 +179,7 @@ def _check(ctx, where):
     methods = _methods(ctx, where)
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
     _check_quantizers(where, methods, method_backends)
+    _check_integer_only(where, methods, method_backends)
     for name, exported in methods.items():
         check_static_shapes(where, name, method_backends[name], exported.spec.label, exported.spec.spec["dims"])
     metadata = _metadata(ctx, where, methods)

@@ -31,7 +31,7 @@ def _quantizer_packages(quantizer):
     A computed default, so that only a torch_quantize that names such a quantizer fetches it.
     """
     if quantizer in BACKENDS_WITH_LOCK:
-        return Label("@torch_export_backend_{}//:packages".format(quantizer))
+        return Label("@torch_export_backend_{}//:packages".format(BACKENDS_WITH_LOCK[quantizer]))
     return None
 
 def _packages_config(ctx):

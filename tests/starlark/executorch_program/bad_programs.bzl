@@ -1,7 +1,7 @@
 """Every bad executorch_program fails analysis with one message that names it and the fix: a
 table of bad programs, each declared with its test in one row (bad_target_test_suite)."""
 
-load("//rules:defs.bzl", "coreml", "executorch_program", "openvino")
+load("//rules:defs.bzl", "coreml", "ethos_u", "executorch_program", "openvino", "tosa")
 load("//tests/starlark:bad_target_test.bzl", "bad_target_test_suite")
 
 # name: the bad program (its test is <name>_test); attrs: its executorch_program arguments;
@@ -81,13 +81,13 @@ BAD_PROGRAMS = [
     struct(
         name = "method_backend_unknown",
         attrs = dict(backends = {"forward": ["vulkan"]}, exported = "//tests/starlark:plain_ep"),
-        needles = ["backends has \"vulkan\"; use one of [\"xnnpack\", \"openvino\", \"coreml\"] (or [] for the portable runtime)"],
+        needles = ["backends has \"vulkan\"; use one of [\"xnnpack\", \"openvino\", \"coreml\", \"tosa\", \"ethos_u\"] (or [] for the portable runtime)"],
     ),
     # Backends as values (docs/backends.md): an unknown backend, option or value lists the allowed ones.
     struct(
         name = "backend_unknown",
         attrs = dict(backends = ["openvno"], exported = "//tests/starlark:plain_ep"),
-        needles = ["backends has \"openvno\"; use one of [\"xnnpack\", \"openvino\", \"coreml\"] (or [] for the portable runtime)"],
+        needles = ["backends has \"openvno\"; use one of [\"xnnpack\", \"openvino\", \"coreml\", \"tosa\", \"ethos_u\"] (or [] for the portable runtime)"],
     ),
     struct(
         name = "backend_option_unknown",
@@ -120,6 +120,57 @@ BAD_PROGRAMS = [
             weights = "external",
         ),
         needles = ["weights = \"external\" cannot move coreml's weights to a .ptd", "set weights = \"inline\""],
+    ),
+    # Arm's backends (docs/backends.md, "Arm"): each option's message lists the allowed values.
+    struct(
+        name = "tosa_profile",
+        attrs = dict(backends = [tosa(profile = "BF16")], exported = "//tests/starlark:plain_ep"),
+        needles = ["tosa(profile = \"BF16\") is not allowed; use one of [\"FP\", \"INT\"]"],
+    ),
+    struct(
+        name = "ethos_u_target",
+        attrs = dict(backends = [ethos_u(target = "ethos-u65-256")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(target = \"ethos-u65-256\") is not allowed; use one of [\"ethos-u55-128\", \"ethos-u55-32\", \"ethos-u55-64\", \"ethos-u55-256\", \"ethos-u85-128\", \"ethos-u85-256\", \"ethos-u85-512\", \"ethos-u85-1024\", \"ethos-u85-2048\"]"],
+    ),
+    struct(
+        name = "ethos_u_system_config",
+        attrs = dict(backends = [ethos_u(system_config = "Ethos_U65_High_End")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(system_config = \"Ethos_U65_High_End\") is not allowed; use one of [\"default\", \"Ethos_U55_High_End_Embedded\", \"Ethos_U55_Deep_Embedded\", \"Ethos_U85_SYS_DRAM_Low\""],
+    ),
+    struct(
+        name = "ethos_u_memory_mode",
+        attrs = dict(backends = [ethos_u(memory_mode = "Shared")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(memory_mode = \"Shared\") is not allowed; use one of [\"default\", \"Shared_Sram\", \"Sram_Only\", \"Dedicated_Sram\""],
+    ),
+    struct(
+        name = "ethos_u_other_npu_config",
+        attrs = dict(backends = [ethos_u(system_config = "Ethos_U85_SYS_DRAM_Mid")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(system_config = \"Ethos_U85_SYS_DRAM_Mid\") is for another NPU than target \"ethos-u55-128\"; use one of [\"Ethos_U55_High_End_Embedded\", \"Ethos_U55_Deep_Embedded\"] or \"default\""],
+    ),
+    struct(
+        name = "ethos_u55_dedicated_sram",
+        attrs = dict(backends = [ethos_u(memory_mode = "Dedicated_Sram")], exported = "//tests/starlark:plain_ep"),
+        needles = ["ethos_u(memory_mode = \"Dedicated_Sram\") needs an NPU with SRAM of its own, which an Ethos-U55 has not; use \"Shared_Sram\", \"Sram_Only\" or \"default\""],
+    ),
+    struct(
+        name = "ethos_u_option_name",
+        attrs = dict(backends = [ethos_u(npu = "ethos-u55-128")], exported = "//tests/starlark:plain_ep"),
+        needles = ["backend ethos_u has no option \"npu\"; its options are [\"memory_mode\", \"system_config\", \"target\"]"],
+    ),
+    struct(
+        name = "ethos_u_float",
+        attrs = dict(backends = [ethos_u()], exported = "//tests/starlark:plain_ep"),
+        needles = ["method forward comes from //tests/starlark:plain_ep, which is not quantized, and ethos_u runs integer operators only; quantize it with torch_quantize(quantizer = \"ethos_u\") and lower that"],
+    ),
+    struct(
+        name = "external_weights_tosa",
+        attrs = dict(backends = [tosa()], exported = "//tests/starlark:plain_ep", weights = "external"),
+        needles = ["weights = \"external\" cannot move tosa's weights to a .ptd: tosa compiles them into its delegate blob in the .pte"],
+    ),
+    struct(
+        name = "tosa_dynamic_dims",
+        attrs = dict(backends = [tosa()], exported = "//tests/starlark:rows_ep"),
+        needles = ["method forward is lowered for tosa, which takes static shapes only, but its export's shape spec //tests/starlark:s_rows has dynamic dims [\"n\"]"],
     ),
     # OpenVINO takes static shapes only: a dynamic dim would fail its lowering or give the
     # largest size's output (docs/backends.md).
