@@ -3,7 +3,7 @@
 load("//exporter:exporter_facts.bzl", "BUNDLED_REFERENCES", "CONFIG_DEFAULTS")
 load("//rules:providers.bzl", "BundledProgramInfo", "ExecuTorchProgramInfo", "bundled_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "check_method", "check_one_of", "message_prefix")
+load(":attr_checks.bzl", "check_method", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config", "model_config")
 load(":dim_sizes.bzl", "full_sizes")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")

@@ -2,7 +2,7 @@
 
 load("//rules:providers.bzl", "CalibrationDataInfo", "ShapeSpecInfo", "TorchModelInfo", "calibration_data_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":entry_points.bzl", "check_entry", "import_roots")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 

@@ -29,7 +29,7 @@ The pieces, used in this order by each rule's .bzl file:
 
 load("//rules:providers.bzl", "golden_update_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "macro_label", "message_prefix")
+load(":attr_checks.bzl", "macro_label", "message_prefix")
 load(":exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
 load(":runfiles.bzl", "rlocation")
 
@@ -56,7 +56,7 @@ GOLDEN_ATTRS = {
 }
 
 # The tolerances of a test that compares outputs; the macro passes number_attr(rtol) and the
-# rule reads them with parse_tolerance (checks.bzl), which names the test on a bad one.
+# rule reads them with parse_tolerance (attr_checks.bzl), which names the test on a bad one.
 TOLERANCE_ATTRS = {
     "rtol": attr.string(doc = "Relative tolerance; empty for the backend's default."),
     "atol": attr.string(doc = "Absolute tolerance; empty for the backend's default."),

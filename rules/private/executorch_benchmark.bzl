@@ -2,8 +2,8 @@
 ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
+load(":attr_checks.bzl", "check_method", "message_prefix")
 load(":backends.bzl", "runs_only_on", "runtimes_here")
-load(":checks.bzl", "check_method", "message_prefix")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
 # The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it

@@ -2,7 +2,7 @@
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _executorch_selected_ops_impl(ctx):

@@ -2,7 +2,7 @@
 weights, against the same programs stand-alone (exporter/checks/shared_budget.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo")
-load(":checks.bzl", "number_attr", "parse_number")
+load(":attr_checks.bzl", "number_attr", "parse_number")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 

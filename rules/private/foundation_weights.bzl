@@ -3,7 +3,7 @@
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo", "foundation_weights_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "run_exporter")
 
 def _foundation_weights_impl(ctx):

@@ -5,7 +5,7 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
-load(":checks.bzl", "macro_label")
+load(":attr_checks.bzl", "macro_label")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "write_test_config")
 load(":exporter_action.bzl", "run_exporter")
 load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")

@@ -2,7 +2,7 @@
 
 load("//exporter:exporter_facts.bzl", "HF_MODEL_ENTRY", "HF_TASKS")
 load("//rules:providers.bzl", "TorchModelInfo", "shape_spec_info", "torch_model_info")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":shape_spec.bzl", "dim", "encode_dims", "encode_inputs", "tensor")
 load(":shape_spec_check.bzl", "check_spec")
 load(":tokenizer.bzl", "tokenizer")

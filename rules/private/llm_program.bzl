@@ -7,8 +7,8 @@ methods (exporter/actions/llm.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":attr_checks.bzl", "macro_label")
 load(":backends.bzl", "STATIC_SHAPE_BACKENDS", "backend_name")
-load(":checks.bzl", "macro_label")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")

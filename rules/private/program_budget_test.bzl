@@ -1,8 +1,8 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load(":attr_checks.bzl", "check_method")
 load(":byte_sizes.bzl", "parse_percent", "parse_size")
-load(":checks.bzl", "check_method")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 

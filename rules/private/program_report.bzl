@@ -8,7 +8,7 @@ toolchain/graphviz_repository.bzl), and a summary JSON that program_dashboard re
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ProgramDashboardInfo", "program_dashboard_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 # graphviz's dot, declared: its launcher, its files (binary and plugins) and its version.

@@ -4,7 +4,7 @@ tokenizer library (exporter/actions/tokenizer.py)."""
 load("//exporter:exporter_facts.bzl", FORMATS = "TOKENIZER_FORMATS")
 load("//rules:providers.bzl", "TokenizerInfo", "tokenizer_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "check_one_of", "message_prefix")
+load(":attr_checks.bzl", "check_one_of", "message_prefix")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _format(where, src, given):

@@ -3,7 +3,7 @@
 load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "IRS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "check_one_of", "message_prefix")
+load(":attr_checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "model_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load(":linear_expr.bzl", "is_identifier")

@@ -1,7 +1,7 @@
 """torch_model: a model's Python sources, its entry point and optional weights."""
 
 load("//rules:providers.bzl", "TorchModelInfo", "torch_model_info")
-load(":checks.bzl", "message_prefix")
+load(":attr_checks.bzl", "message_prefix")
 load(":entry_points.bzl", "check_entry", "import_roots")
 
 def _torch_model_impl(ctx):

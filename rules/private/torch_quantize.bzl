@@ -3,7 +3,7 @@
 load("//exporter:exporter_facts.bzl", "BACKENDS_WITH_LOCK", "CONFIG_DEFAULTS", "QUANTIZERS", "QUANTIZER_SCHEMES", "SCHEMES")
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":checks.bzl", "check_one_of", "message_prefix")
+load(":attr_checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
