@@ -23,6 +23,35 @@ def graphviz_config(ctx):
     config = {"dot": ctx.file._dot.path, "dot_version": ctx.file._dot_version.path}
     return config, depset([ctx.file._dot, ctx.file._dot_version], transitive = [ctx.attr._dot_files.files])
 
+def _exec_path(f):
+    return f.path
+
+def _runfiles_path(f):
+    return f.short_path
+
+def _report_entries(outputs, methods, path):
+    """The files a report config names, each as path(File).
+
+    The report action's config gives their paths; runfiles_report_config's (a `bazel run`
+    target's), their runfiles paths.
+
+    Args:
+      outputs: the lowering's {role: File}: pte, manifest, graph, selected_ops, and ptd if any.
+      methods: {method name: ExportedProgramInfo}.
+      path: _exec_path or _runfiles_path.
+
+    Returns:
+      A dict of the config's file entries.
+    """
+    return {
+        "graph": path(outputs["graph"]),
+        "pte": path(outputs["pte"]),
+        "manifest": path(outputs["manifest"]),
+        "ptd": path(outputs["ptd"]) if "ptd" in outputs else None,
+        "exports": {name: path(exported.manifest) for name, exported in methods.items()},
+        "selected_operators": path(outputs["selected_ops"]),
+    }
+
 def program_report(ctx, outputs, methods, kernels):
     """Declares the ProgramReport action of a program; returns its [html, summary] Files.
 
@@ -39,16 +68,8 @@ def program_report(ctx, outputs, methods, kernels):
     summary = ctx.actions.declare_file(ctx.label.name + ".report.json")
     dot, dot_files = graphviz_config(ctx)
     files = [outputs[role] for role in ("graph", "pte", "manifest", "selected_ops", "ptd") if role in outputs]
-    config = dict(
-        dot,
-        graph = outputs["graph"].path,
-        pte = outputs["pte"].path,
-        manifest = outputs["manifest"].path,
-        ptd = outputs["ptd"].path if "ptd" in outputs else None,
-        exports = {name: exported.manifest.path for name, exported in methods.items()},
-        selected_operators = outputs["selected_ops"].path,
-        kernels = kernels,
-    )
+    config = dict(dot, **_report_entries(outputs, methods, _exec_path))
+    config["kernels"] = kernels
     run_exporter(
         ctx,
         command = "report",
@@ -75,18 +96,12 @@ def runfiles_report_config(ctx, program_target):
     program = program_target[ExecuTorchProgramInfo]
     graph = program_target[OutputGroupInfo].program_graph.to_list()[0]
     dot_files = [ctx.file._dot, ctx.file._dot_version] + ctx.attr._dot_files.files.to_list()
+    outputs = {"graph": graph, "pte": program.pte, "manifest": program.manifest, "selected_ops": program.selected_ops}
+    if program.ptd:
+        outputs["ptd"] = program.ptd
+    config = dict(label = str(program.label), **_report_entries(outputs, program.methods, _runfiles_path))
+    config.update(dot = ctx.file._dot.short_path, dot_version = ctx.file._dot_version.short_path)
     files = [graph, program.pte, program.manifest, program.selected_ops] + ([program.ptd] if program.ptd else [])
-    config = {
-        "label": str(program.label),
-        "graph": graph.short_path,
-        "pte": program.pte.short_path,
-        "manifest": program.manifest.short_path,
-        "ptd": program.ptd.short_path if program.ptd else None,
-        "exports": {name: exported.manifest.short_path for name, exported in program.methods.items()},
-        "selected_operators": program.selected_ops.short_path,
-        "dot": ctx.file._dot.short_path,
-        "dot_version": ctx.file._dot_version.short_path,
-    }
     out = ctx.actions.declare_file(ctx.label.name + ".report_config.json")
     ctx.actions.write(out, json.encode_indent(config) + "\n")
     return out, files + [e.manifest for e in program.methods.values()] + dot_files
