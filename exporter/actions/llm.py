@@ -5,8 +5,10 @@ program and the tokenizer's manifest, and checked where the runner would refuse 
     get_max_seq_len, get_max_context_len   the prompt-and-output limits the runner enforces
     get_vocab_size                         the logits' last dim (the exported forward's output)
     get_bos_id, get_eos_ids                from the tokenizer target (actions/tokenizer.py)
-    use_kv_cache, enable_dynamic_shape     True: the program keeps its cache and takes any
-                                           sequence length up to max_seq_len - 1
+    use_kv_cache                           True: the program keeps its cache
+    enable_dynamic_shape                   True: forward takes 1 to max_seq_len - 1 tokens; False
+                                           (a backend of static shapes, such as OpenVINO): one
+                                           token per call, and the runner prefills token by token
 """
 
 import json
@@ -46,7 +48,7 @@ def constants(config, programs):
         "get_bos_id": tokenizer["bos_id"],
         "get_eos_ids": tokenizer["eos_ids"],
         "use_kv_cache": True,
-        "enable_dynamic_shape": True,
+        "enable_dynamic_shape": llm.dynamic_shape,
     }
 
 

@@ -235,8 +235,10 @@ class GenerationTestConfig(CheckConfig):
     model                  RunfilesModelConfig of the eager model (the program's)
     manifest               the program's .pte.json (its constant methods: get_max_context_len)
     prompts, max_new_tokens   what to generate
-    native_runner, native_runner_label   the native runner's path and label
+    native_runner, native_runner_label   the native runner's path (None: it does not generate)
+                           and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
+    backend_packages       identity files of the backends' package repositories (OpenVINO's)
     """
 
     program: str
@@ -246,10 +248,11 @@ class GenerationTestConfig(CheckConfig):
     manifest: str
     prompts: tuple[str, ...]
     max_new_tokens: int
-    native_runner: str
     native_runner_label: str
+    native_runner: str | None = None
     ptd: str | None = None
     arm64_runner: str | None = None
+    backend_packages: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

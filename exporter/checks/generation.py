@@ -20,6 +20,7 @@ import torch
 
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, native
+from exporter.core import backend_site
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -107,9 +108,12 @@ def run(config):
         raise ValueError(f"{config.program} has no get_max_context_len; make it with llm_program")
     max_context_len, max_seq_len = constants["get_max_context_len"], constants["get_max_seq_len"]
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
-    lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner) and the native "
-             f"runner ({config.native_runner_label}{', and on arm64' if config.arm64_runner else ''}), greedy, "
-             f"against the eager model {config.model.label}"]
+    backend_site.activate(config.backend_packages)  # before the runner loads the program
+    native_runner = (f" and the native runner ({config.native_runner_label}"
+                     f"{', and on arm64' if config.arm64_runner else ''})") if config.native_runner else \
+        " (not the native runner: runtimes leaves it out)"
+    lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner){native_runner}, "
+             f"greedy, against the eager model {config.model.label}"]
     ok = True
     for prompt in config.prompts:
         ids = runner_tokenizer.encode(prompt, 0, 0)
@@ -119,8 +123,9 @@ def run(config):
         count = min(config.max_new_tokens, max_context_len - len(ids))
         expected = eager_tokens(load_model(config.model), ids, count, eos_ids)  # a fresh cache each
         check_ids(config, expected, "the model's, eager", vocab_size)
-        native, figures = native_tokens(config, ids, count)  # before the LLM runner, which decodes them
-        check_ids(config, native[:len(expected)], "the native runner's", vocab_size)  # it runs past an end id
+        if config.native_runner:  # before the LLM runner, which decodes them
+            native, figures = native_tokens(config, ids, count)
+            check_ids(config, native[:len(expected)], "the native runner's", vocab_size)  # it runs past an end id
         pieces = [runner_tokenizer.decode(token) for token in expected]  # as the runner's callback gets them
         lines.append(f"  prompt {prompt!r} ({len(ids)} tokens): eager continues {''.join(pieces)!r} ({len(expected)} tokens)")
         try:
@@ -133,11 +138,12 @@ def run(config):
         rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
         lines.append(f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
                      f"after {first * 1000:.1f} ms{rate}")
-        same = native[:len(expected)] == expected
-        ok = ok and same
-        lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
-                     f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode {figures['decode_tokens_per_s']:.0f} "
-                     f"tokens/s (median of {figures['runs']} runs)")
+        if config.native_runner:
+            same = native[:len(expected)] == expected
+            ok = ok and same
+            lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
+                         f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode "
+                         f"{figures['decode_tokens_per_s']:.0f} tokens/s (median of {figures['runs']} runs)")
         if config.arm64_runner:
             same, line = arm64_line(config, ids, count, expected)
             ok, lines = ok and same, lines + [line]

@@ -4,9 +4,9 @@ a context longer than the model's cache. The checks run here on the real tokeniz
 Also: the zoo's 4-bit programs are at least 4x smaller than their float ones, and their
 manifests say which layers were quantized."""
 
-import os
-
+import dataclasses
 import json
+import os
 
 import pytest
 from runfiles import Runfiles
@@ -68,6 +68,19 @@ def exported():
 def test_the_constants_come_from_the_model_and_the_tokenizer(tmp_path, exported):
     constants = llm.constants(_lower_config(tmp_path), {"forward": exported})
     assert constants["get_vocab_size"] == 96 and constants["get_eos_ids"] == [1]
+
+
+def test_a_program_of_static_shapes_tells_the_runner_to_feed_one_token_per_call(tmp_path, exported):
+    """llm_program's lowering for a static-shape backend (OpenVINO) writes dynamic_shape False, and
+    the zoo's OpenVINO llm_program was exported for one token: the runner then prefills token by token."""
+    static = llm.constants(dataclasses.replace(_lower_config(tmp_path), llm=dataclasses.replace(
+        _lower_config(tmp_path).llm, dynamic_shape=False)), {"forward": exported})
+    assert (static["enable_dynamic_shape"], static["use_kv_cache"]) == (False, True)
+    assert llm.constants(_lower_config(tmp_path), {"forward": exported})["enable_dynamic_shape"] is True
+    with open(_path("tiny_lm_openvino_llm.pte.json"), encoding="utf-8") as f:
+        zoo = json.load(f)["constant_methods"]
+    assert zoo["enable_dynamic_shape"] is False
+    assert json.loads(zoo["input_schema"])["forward"]["inputs"][0]["shape"] == [1, 1]
 
 
 def test_a_tokenizer_larger_than_the_model_fails(tmp_path, exported):

@@ -3,10 +3,15 @@ runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
+load(":backends.bzl", "check_backend_runtimes")
 load(":config_entries.bzl", "model_config")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
+
+# Where a generation runs: ExecuTorch's LLM runner (TextLLMRunner, through its Python bindings)
+# and the native runner.
+_RUNTIMES = ["python", "native"]
 
 def _generation_test_impl(ctx):
     where = test_prefix("llm_generation_test", ctx)
@@ -18,6 +23,10 @@ def _generation_test_impl(ctx):
         fail(where + "max_new_tokens = {} is too small; use at least 1".format(ctx.attr.max_new_tokens))
     if "forward" not in program.methods:
         fail(where + "{} has no method forward; give an llm_program".format(program.label))
+    runtimes = ctx.attr.runtimes
+    if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
+        fail(where + "runtimes = {} names no runtime or an unknown one; use {} or a part of it".format(runtimes, _RUNTIMES))
+    check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64_runner else []), program.backends)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config = {
         "label": ctx.attr.test_label,
@@ -34,11 +43,13 @@ def _generation_test_impl(ctx):
         "model": model,
         "prompts": ctx.attr.prompts,
         "max_new_tokens": ctx.attr.max_new_tokens,
-        "native_runner": ctx.executable.native_runner.short_path,
+        "native_runner": ctx.executable.native_runner.short_path if "native" in runtimes else None,
         "native_runner_label": str(ctx.attr.native_runner.label),
     }
-    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ([program.ptd] if program.ptd else [])
-    runners = ctx.attr.native_runner[DefaultInfo].default_runfiles
+    if program.backend_packages:  # OpenVINO's runtime library, for ExecuTorch's LLM runner
+        config["backend_packages"] = [f.short_path for f in program.backend_packages]
+    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + program.backend_packages + ([program.ptd] if program.ptd else [])
+    runners = ctx.attr.native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
     if ctx.attr.arm64_runner:
         launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
         arm64, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
@@ -54,6 +65,7 @@ _generation_test = config_test_rule(
         "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "Its tokenizer."),
         "prompts": attr.string_list(doc = "The prompts."),
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
+        "runtimes": attr.string_list(default = _RUNTIMES, doc = "Where it generates: \"python\" (ExecuTorch's LLM runner), \"native\" (the native runner), or both."),
         "arm64_runner": attr.label(
             executable = True,
             cfg = to_linux_aarch64,
@@ -62,7 +74,7 @@ _generation_test = config_test_rule(
     }, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
-def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, native_runner = None, arm64 = False, **kwargs):
+def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, runtimes = None, native_runner = None, arm64 = False, **kwargs):
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
@@ -77,6 +89,9 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       prompts: the prompts, e.g. ["The runner reads"].
       max_new_tokens: tokens to generate per prompt (fewer when the context is full or the model
         ends the text).
+      runtimes: ["python", "native"] (the default), or a part: an OpenVINO program generates in
+        ExecuTorch's LLM runner only (runtimes = ["python"]), which feeds its prompt one token per
+        call (docs/backends.md).
       native_runner: the native runner; default //native:et_runner.
       arm64: also generate in native_runner built for arm64 Linux, under qemu, once per prompt
         (no tokens/s: the speed is emulated); docs/native.md, "arm64".
@@ -87,6 +102,7 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
         tokenizer = tokenizer,
         prompts = prompts,
         max_new_tokens = max_new_tokens,
+        runtimes = runtimes,
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
         **config_target_attrs(name, EXPORTER_MODULES["generation"], kwargs)

@@ -14,18 +14,22 @@ load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
+def _static_shapes(backends):
+    """Whether a backend of `backends` takes static shapes only (OpenVINO, Arm's)."""
+    return [b for b in backends if backend_name(b) in STATIC_SHAPE_BACKENDS] != []
+
 def _llm_program_impl(ctx):
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
-    static = [backend_name(b) for b in ctx.attr.backends if backend_name(b) in STATIC_SHAPE_BACKENDS]
-    if static:
-        fail("llm_program {}: {} takes static shapes only, and the LLM runner's method takes 1 to max_seq_len - 1 tokens (docs/backends.md); use backends = [\"xnnpack\"], or an executorch_program whose one-token decode method is lowered for {} (//models/llm:tiny_lm_openvino)".format(ctx.label, static[0], static[0]))
+    llm = {
+        "max_context_len": ctx.attr.max_context_len,
+        "max_seq_len": ctx.attr.max_seq_len,
+        "tokenizer": {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
+    }
+    if _static_shapes(ctx.attr.backends):
+        llm["dynamic_shape"] = False  # the macro exported one token per call; the runner prefills token by token
     return lower_program(ctx, lowering_semantics(
         "llm_program",
-        llm = {
-            "max_context_len": ctx.attr.max_context_len,
-            "max_seq_len": ctx.attr.max_seq_len,
-            "tokenizer": {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
-        },
+        llm = llm,
         inputs = [tokenizer.manifest],
         tokenizer = tokenizer,
     ))
@@ -56,13 +60,32 @@ def _check_lengths(name, max_seq_len, max_context_len):
         fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
     return max_context_len
 
+def _runner_spec(name, backends, max_seq_len, common):
+    """Declares the shape spec of the runner's forward.
+
+    It takes 1 to max_seq_len - 1 tokens per call, or one token per call for a backend of static
+    shapes (the runner then feeds a prompt one by one).
+    """
+    listed = [b for method in backends.values() for b in method] if type(backends) == "dict" else backends
+    seq = 1 if _static_shapes(listed) else "seq"
+    shape_spec(
+        name = name,
+        dims = {} if seq == 1 else {"seq": dim(min = 1, max = max_seq_len - 1)},
+        inputs = {
+            "tokens": tensor([1, seq], dtype = "int64"),
+            "input_pos": tensor([seq], dtype = "int64", fill = 0),
+        },
+        **common
+    )
+
 def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
     those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
     serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
-    declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1), the export
+    declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of
+    static shapes such as OpenVINO, docs/llm.md), the export
     (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
     get_eos_ids (from the tokenizer), use_kv_cache and enable_dynamic_shape. The build fails when
@@ -87,15 +110,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
-    shape_spec(
-        name = name + "_spec",
-        dims = {"seq": dim(min = 1, max = max_seq_len - 1)},
-        inputs = {
-            "tokens": tensor([1, "seq"], dtype = "int64"),
-            "input_pos": tensor(["seq"], dtype = "int64", fill = 0),
-        },
-        **common
-    )
+    _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
         name = name + "_ep",
         model = model,
