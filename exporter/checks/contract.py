@@ -167,12 +167,17 @@ class SnapshotConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True)
 class Limits(Config):
-    """A program_budget_test's limits in bytes; None for no limit."""
+    """A program_budget_test's limits in bytes, and on Vela's figures of an Ethos-U program
+    (the manifest's "vela" totals); None for no limit."""
 
     pte_bytes: int | None = None
     ptd_bytes: int | None = None
     planned_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: bytes}
     delegate_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {backend: bytes}
+    sram_bytes: int | None = None
+    flash_bytes: int | None = None
+    min_npu_fraction: float | None = None  # of the operators Vela compiled, on the NPU
+    estimated_ms: float | None = None  # Vela's estimate at the system config
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

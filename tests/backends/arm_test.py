@@ -1,6 +1,7 @@
 """Arm's programs of tests/backends (docs/backends.md, "Arm"): each has its backend's delegate, as
 the manifest and pte_inspect say, records its options and the Arm packages' versions, and has the
-same bytes in two lowerings."""
+same bytes in two lowerings. The Ethos-U program's manifest holds Vela's figures, the same in
+both lowerings, which its report shows and its budget bounds."""
 
 import hashlib
 import json
@@ -8,7 +9,9 @@ import re
 
 import pytest
 
+from exporter.checks import budget, contract
 from exporter.formats import pte_inspect
+from exporter.reports.report_html import size
 
 PACKAGE = "tests/backends/"
 # program -> (its backend, the id of its delegates, its options with the defaults filled in).
@@ -72,3 +75,57 @@ def test_two_lowerings_give_the_same_bytes(program):
     first, again = _json(program + ".pte.json"), _json(program + "_again.pte.json")
     assert _sha256(program + ".pte") == _sha256(program + "_again.pte") == first["pte"]["sha256"]
     assert first["label"] != again["label"]  # two actions, not one output read twice
+
+
+def test_vela_s_figures_are_in_the_ethos_u_manifest_only_and_the_same_twice():
+    vela = _json("conv_linear_ethos_u.pte.json")["vela"]
+    assert vela == _json("conv_linear_ethos_u_again.pte.json")["vela"]
+    assert "vela" not in _json("conv_linear_tosa_int.pte.json")
+    [compiled] = vela["compiles"]  # one delegate, one Vela compile
+    assert (compiled["accelerator"], compiled["system_config"], compiled["memory_mode"]) == (
+        "Ethos_U55_128", "Ethos_U55_High_End_Embedded", "Shared_Sram")  # ExecuTorch's defaults for the U55
+    assert compiled["cpu_operators"] == 0 and compiled["npu_operators"] > 5 and vela["npu_fraction"] == 1.0
+    assert 0 < vela["sram_bytes"] < 64 << 10 and vela["flash_bytes"] > 10 << 10  # the weights, packed
+    assert vela["macs"] > 10_000 and vela["estimated_ms"] == round(vela["cycles"] * 1000 / compiled["clock_hz"], 6)
+
+
+def _budget(**limits):
+    with open(PACKAGE + "conv_linear_ethos_u_budget_test.config.json", encoding="utf-8") as f:
+        data = json.load(f)
+    data["limits"].update(limits)
+    return contract.BudgetConfig.from_json(data)
+
+
+def test_the_budget_bounds_vela_s_figures_and_fails_past_them():
+    vela = _json("conv_linear_ethos_u.pte.json")["vela"]
+    ok, report = budget.run(_budget())
+    assert ok, report
+    assert re.search(rf"^  Vela SRAM +{re.escape(pte_inspect.fmt_bytes(vela['sram_bytes']))} +limit 8,192 ", report, re.M)
+    assert re.search(r"^  Vela NPU fraction +1 +minimum 1 +ok$", report, re.M)
+    ok, report = budget.run(_budget(sram_bytes=vela["sram_bytes"] - 1, flash_bytes=vela["flash_bytes"] - 1,
+                                    estimated_ms=vela["estimated_ms"] / 2))
+    assert not ok
+    assert f"Vela SRAM is {pte_inspect.fmt_bytes(vela['sram_bytes'])}, over its limit of" in report
+    assert f"Vela flash is {pte_inspect.fmt_bytes(vela['flash_bytes'])}, over its limit of" in report
+    assert f"Vela estimated is {vela['estimated_ms']:g} ms, over its limit of {vela['estimated_ms'] / 2:g} ms" in report
+
+
+def test_a_budget_of_vela_s_figures_fails_in_one_line_on_a_manifest_without_them(tmp_path, capsys):
+    with open(PACKAGE + "conv_linear_ethos_u_budget_test.config.json", encoding="utf-8") as f:
+        data = json.load(f)
+    data["manifest"] = PACKAGE + "conv_linear_tosa_int.pte.json"  # as if the rule had let it through
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert budget.main([str(tmp_path / "config.json")]) == 1
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "//tests/backends:conv_linear_tosa_int has no Vela figures in its manifest" in error
+
+
+def test_the_report_shows_vela_s_figures():
+    vela = _json("conv_linear_ethos_u.pte.json")["vela"]
+    with open(PACKAGE + "conv_linear_ethos_u.report.html", encoding="utf-8") as f:
+        html = f.read()
+    assert 'id="vela"' in html
+    assert f"<td>SRAM</td><td>{size(vela['sram_bytes'])}</td>" in html
+    assert f"{vela['npu_operators']:,} of {vela['npu_operators']:,} (100.0%)" in html
+    assert f"{vela['estimated_ms']:g} ms" in html
