@@ -101,7 +101,9 @@ class NumericsConfig(CheckConfig):
     inputs                [{dim: size}]: the cases the test lists besides min, example and max
     steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
                           method's ExportedMethod; () and {} otherwise
-    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py)
+    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py);
+                          ("tosa_reference",) for a TOSA program (tosa_reference.py)
+    backend_packages      with "tosa_reference": the identity files of Arm's packages (tosa-tools)
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
     arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
@@ -131,6 +133,7 @@ class NumericsConfig(CheckConfig):
     steps: tuple[dict, ...] = ()
     method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
     runtimes: tuple[str, ...] = ("python",)
+    backend_packages: tuple[str, ...] = ()
     native_runner: str | None = None
     native_runner_label: str | None = None
     arm64_runner: str | None = None

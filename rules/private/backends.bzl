@@ -228,8 +228,14 @@ def check_static_shapes(where, method, backends, spec_label, dims):
 RUNS_ONLY_ON = {
     "coreml": ("Apple hardware", "a Mac or an iPhone"),
     "ethos_u": ("an Ethos-U NPU", "a board or Arm's Corstone FVP"),
-    "tosa": ("a TOSA device", "a TOSA device (a numerics_test runtime for the TOSA reference model is still to come)"),
+    "tosa": ("a TOSA device", "a TOSA device"),
 }
+
+# Runtimes beside ExecuTorch's that run a backend's delegate in a reference of the backend: the
+# TOSA reference model (tosa-tools) runs a TOSA program's graph, and the quantize and dequantize
+# operators around it (exporter/checks/tosa_reference.py). runtimes_here() leaves them out: an
+# executorch_benchmark or the zoo's arm64 check has nothing to time or run there.
+REFERENCE_RUNTIMES = {"tosa": ["tosa_reference"]}
 
 def runs_only_on(name):
     """Where a program of backend `name` runs, for messages: "Apple hardware" for coreml."""
@@ -246,8 +252,11 @@ def check_backend_runtimes(where, runtimes, backends):
       runtimes: the test's runtimes.
       backends: the backend names of the method under test.
     """
+    reference = [r for r in runtimes if r in [x for listed in REFERENCE_RUNTIMES.values() for x in listed]]
+    if reference and not [name for name in backends if name in REFERENCE_RUNTIMES]:
+        fail(where + "runtime {} runs a TOSA program's graph, and this method is lowered for {}; remove {} from runtimes, or lower the program with backends = [tosa(...)]".format(reference[0], backends, reference[0]))
     for name in backends:
-        allowed = BACKEND_RUNTIMES.get(name, [])
+        allowed = BACKEND_RUNTIMES.get(name, []) + REFERENCE_RUNTIMES.get(name, [])
         if not allowed:
             place, device = RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))
             article = "an" if name[0] in "aeiou" else "a"

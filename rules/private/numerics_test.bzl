@@ -12,8 +12,9 @@ load(":exporter_py.bzl", "EXPORTER_MODULES")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
-# the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64").
-_RUNTIMES = ("python", "native", "arm64")
+# the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64"), and
+# for a TOSA program the TOSA reference model (docs/backends.md, "Arm").
+_RUNTIMES = ("python", "native", "arm64", "tosa_reference")
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -68,7 +69,7 @@ def _check(ctx, where, program, steps):
     judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
-        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, and \"arm64\" for the native runner built for arm64 (under qemu)".format(runtimes))
+        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu), or [\"tosa_reference\"] for a TOSA program".format(runtimes))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
@@ -117,6 +118,9 @@ def _numerics_test_impl(ctx):
         runners = runners.merge(_arm64_runner(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
         config["native_runner_label"] = str(ctx.attr.native_runner.label)
+    if "tosa_reference" in ctx.attr.runtimes:  # tosa-tools' reference model, from Arm's packages
+        config["backend_packages"] = [f.short_path for f in program.backend_packages]
+        files = files + program.backend_packages
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 def _arm64_runner(ctx, config):
@@ -206,7 +210,8 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
         "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
         same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
-        it needs the cross packages; test without --platforms).
+        it needs the cross packages; test without --platforms). ["tosa_reference"]: a TOSA
+        program's graph in the TOSA reference model (docs/backends.md, "Arm").
       native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
         kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
         The arm64 run uses the same target, built for arm64.

@@ -1,7 +1,10 @@
 """Arm's programs of tests/backends (docs/backends.md, "Arm"): each has its backend's delegate, as
 the manifest and pte_inspect say, records its options and the Arm packages' versions, and has the
 same bytes in two lowerings. The Ethos-U program's manifest holds Vela's figures, the same in
-both lowerings, which its report shows and its budget bounds."""
+both lowerings, which its report shows and its budget bounds. The TOSA programs' numerics_tests
+(the TOSA reference model) fail past their floors, and the runtime refuses what it cannot run."""
+
+import dataclasses
 
 import hashlib
 import json
@@ -9,7 +12,7 @@ import re
 
 import pytest
 
-from exporter.checks import budget, contract
+from exporter.checks import budget, contract, numerics, tosa_reference
 from exporter.formats import pte_inspect
 from exporter.reports.report_html import size
 
@@ -129,3 +132,22 @@ def test_the_report_shows_vela_s_figures():
     assert f"<td>SRAM</td><td>{size(vela['sram_bytes'])}</td>" in html
     assert f"{vela['npu_operators']:,} of {vela['npu_operators']:,} (100.0%)" in html
     assert f"{vela['estimated_ms']:g} ms" in html
+
+
+@pytest.mark.parametrize("program, tightened", [
+    ("conv_linear_tosa", {"tolerances": contract.Tolerances(rtol=0.0, atol=1e-9)}),
+    ("conv_linear_tosa_int", {"min_sqnr_db": 80.0}),  # int8 rounding gives about 42 dB
+])
+def test_the_tosa_reference_run_fails_past_its_floor(program, tightened):
+    config = contract.load(f"{PACKAGE}{program}_numerics_test.config.json", contract.NumericsConfig)
+    ok, report = numerics.run(config)
+    assert ok, report
+    assert "[tosa_reference]: output 0 float32[2, 10]" in report
+    ok, report = numerics.run(dataclasses.replace(config, **tightened))
+    assert not ok and "FAIL" in report
+
+
+def test_the_tosa_reference_runtime_refuses_a_delegate_that_is_not_tosa():
+    with pytest.raises(tosa_reference.Unsupported, match="^method forward has a EthosUBackend delegate; the "
+                                                          "tosa_reference runtime runs TOSABackend delegates only$"):
+        tosa_reference.Method(PACKAGE + "conv_linear_ethos_u.pte", "forward")
