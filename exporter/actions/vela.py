@@ -8,14 +8,21 @@ changes the command stream: the .pte keeps its bytes). Then it reads:
 - `out_summary_<system config>.csv`: memory used per area (KiB), MACs, cycles, the clock;
 - `out_per-layer.csv`: one row per operator, its Target NPU or CPU.
 
-The files are Vela's output, not ours: they are parsed strictly, and anything unexpected fails
+capture() also keeps the TOSA graph each compile was given, keyed by the sha256 of the delegate
+blob Vela's output became: graphs_text() writes them for the lowering's `<name>.vela_tosa.json`,
+which numerics_test's tosa_reference runtime runs in place of the command stream
+(checks/tosa_reference.py). The files are Vela's output, not ours: they are parsed strictly, and anything unexpected fails
 the lowering in one line (BadFile). The record holds no path and no time, so it is the same on
 every run.
 """
 
+import base64
 import contextlib
 import csv
+import dataclasses
+import hashlib
 import io
+import json
 import math
 import os
 import tempfile
@@ -140,12 +147,30 @@ def manifest_record(compiles):
     return {"vela": dict(total, compiles=list(compiles))}
 
 
+GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"
+
+
+@dataclasses.dataclass
+class Captured:
+    """What capture() saw: each compile's record, and {blob sha256: the TOSA graph Vela compiled}."""
+
+    compiles: list = dataclasses.field(default_factory=list)
+    graphs: dict = dataclasses.field(default_factory=dict)
+
+
+def graphs_text(graphs):
+    """The `<name>.vela_tosa.json` text of Captured.graphs (base64, each graph with its sha256)."""
+    entries = {blob: {"tosa_sha256": hashlib.sha256(tosa).hexdigest(), "tosa_base64": base64.b64encode(tosa).decode()}
+               for blob, tosa in graphs.items()}
+    return json.dumps({"format": GRAPHS_FORMAT, "graphs": entries}, sort_keys=True, indent=1) + "\n"
+
+
 @contextlib.contextmanager
 def capture(enabled=True):
-    """While the block lowers: every Vela compile's record, appended to the list it yields."""
-    compiles: list = []
+    """While the block lowers: every Vela compile's record and TOSA graph, in the Captured it yields."""
+    captured = Captured()
     if not enabled:
-        yield compiles
+        yield captured
         return
     from executorch.backends.arm.ethosu import backend
 
@@ -155,11 +180,12 @@ def capture(enabled=True):
         with tempfile.TemporaryDirectory(prefix="vela-") as folder:
             kwargs["intermediate_path"] = folder
             result = original(tosa, list(args) + ["--verbose-performance"], *rest, **kwargs)
-            compiles.append(compile_record(os.path.join(folder, "output")))
+            captured.compiles.append(compile_record(os.path.join(folder, "output")))
+        captured.graphs[hashlib.sha256(result.processed_bytes).hexdigest()] = bytes(tosa)
         return result
 
     backend.vela_compile = compile_and_read
     try:
-        yield compiles
+        yield captured
     finally:
         backend.vela_compile = original

@@ -134,6 +134,9 @@ class NumericsConfig(CheckConfig):
     method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
     runtimes: tuple[str, ...] = ("python",)
     backend_packages: tuple[str, ...] = ()
+    vela_tosa: str | None = None  # an Ethos-U program's <name>.vela_tosa.json, for tosa_reference
+    fvp_runner: str | None = None  # with "fvp": a team's Corstone FVP runner (et_runner's command line)
+    fvp_runner_label: str | None = None
     native_runner: str | None = None
     native_runner_label: str | None = None
     arm64_runner: str | None = None

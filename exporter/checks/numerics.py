@@ -203,6 +203,23 @@ class Checks:
             ok &= self.case(call.name, got, call.expected, lines, "tosa_reference")
         return ok
 
+    def fvp(self, config, calls, lines):
+        """Runs the calls on Arm's Corstone FVP through the team's runner, which takes the native
+        runner's command line (native.py), and compares each; appends to lines."""
+        from exporter.checks import native
+        from exporter.formats import value_file
+
+        try:
+            outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], config.fvp_runner,
+                                       value_file)
+        except native.NativeError as e:
+            lines.append(f"  fvp runtime ({config.fvp_runner_label}): FAIL, {e}")
+            return False
+        ok = True
+        for call, got in zip(calls, outputs):
+            ok &= self.case(call.name, got, call.expected, lines, "fvp")
+        return ok
+
     def runners(self, config, calls, lines, arm64_cases=None):
         """The calls in the native runner and in its arm64 twin, as config.runtimes asks (arm64
         only the cases named in arm64_cases, when given), then the two CPUs' outputs side by
@@ -217,6 +234,8 @@ class Checks:
             self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
         if "tosa_reference" in config.runtimes:
             ok &= self.tosa_reference(config, calls, lines)
+        if "fvp" in config.runtimes:
+            ok &= self.fvp(config, calls, lines)
         self.differences.compare_cpus(lines)
         return ok
 

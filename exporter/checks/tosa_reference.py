@@ -2,14 +2,27 @@
 run without a TOSA device. Its delegates' TOSA graphs (the TOSABackend blobs, as the lowering
 wrote them) run in the TOSA reference model (tosa-tools' tosa_reference_model), and the int8
 programs' quantize and dequantize operators outside them in numpy, as ExecuTorch's quantized
-kernels compute them (float32 arithmetic, round half to even). Any other operator, instruction
-or delegate fails the run in one line: this is a reference of the delegate, not a runtime.
+kernels compute them (float32 arithmetic, round half to even). An Ethos-U program's delegates
+are Vela's command streams, which run only on the NPU: in their place runs the INT TOSA graph Vela
+compiled each from, which the lowering kept (`<name>.vela_tosa.json`, actions/vela.py), found by
+the sha256 of the delegate's blob. Any other operator, instruction or delegate fails the run in
+one line: this is a reference of the delegate, not a runtime.
 """
+
+import base64
+import binascii
+import hashlib
+import json
+import os
 
 import numpy as np
 
 from exporter.core import backend_site
+from exporter.core.errors import BadFile
 from exporter.formats import program_summary, pte_inspect, value_file
+
+GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"  # actions/vela.py writes it
+MAX_GRAPHS_BYTES = 1 << 30
 
 # ExecuTorch's ScalarType codes of the quantized dtypes the kernels take.
 _INT_DTYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32}
@@ -46,10 +59,45 @@ def _blob(program, buf, delegate):
     return bytes(buf[base + segment.offset:base + segment.offset + segment.size])
 
 
+def _graph(method, delegate, blob, compiled):
+    """The TOSA graph to run for a delegate: its blob, or for Ethos-U the graph Vela compiled."""
+    if delegate.id == "TOSABackend":
+        return blob
+    if delegate.id == "EthosUBackend":
+        found = compiled.get(hashlib.sha256(blob).hexdigest())
+        if found is None:
+            raise Unsupported(f"method {method}'s EthosUBackend delegate has no TOSA graph in the lowering's "
+                              f"vela_tosa file; build the program again")
+        return found
+    raise Unsupported(f"method {method} has a {delegate.id} delegate; the tosa_reference runtime runs "
+                      f"TOSABackend and EthosUBackend delegates only")
+
+
+def vela_graphs(path):
+    """{blob sha256: TOSA graph} of a `<name>.vela_tosa.json`, each graph checked against its
+    sha256; BadFile (one line) for anything else."""
+    if os.path.getsize(path) > MAX_GRAPHS_BYTES:
+        raise BadFile(f"{path}: over {MAX_GRAPHS_BYTES:,} bytes, not the lowering's TOSA graphs")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("format") != GRAPHS_FORMAT or not isinstance(data.get("graphs"), dict):
+            raise ValueError(f"not a {GRAPHS_FORMAT} file")
+        graphs = {}
+        for blob, entry in data["graphs"].items():
+            graph = base64.b64decode(entry["tosa_base64"], validate=True)
+            if hashlib.sha256(graph).hexdigest() != entry["tosa_sha256"]:
+                raise ValueError(f"the graph of blob {str(blob)[:16]} does not have its sha256")
+            graphs[blob] = graph
+        return graphs
+    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error, UnicodeDecodeError) as e:
+        raise BadFile(f"{path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+
+
 class Method:
     """One method of a .pte, ready to run calls."""
 
-    def __init__(self, pte, method):
+    def __init__(self, pte, method, vela_tosa=None):
         buf = pte_inspect.read_file(pte)
         with pte_inspect.refusing_corrupt(pte):
             program = pte_inspect.read_program(buf)
@@ -58,11 +106,9 @@ class Method:
                 raise Unsupported(f"{pte} has no method {method}")
             self.plan = plans[0]
             self.graphs = []
+            compiled = vela_graphs(vela_tosa) if vela_tosa else {}
             for delegate in self.plan.delegates:
-                if delegate.id != "TOSABackend":
-                    raise Unsupported(f"method {method} has a {delegate.id} delegate; the tosa_reference runtime "
-                                      f"runs TOSABackend delegates only")
-                self.graphs.append(_blob(program, buf, delegate))
+                self.graphs.append(_graph(method, delegate, _blob(program, buf, delegate), compiled))
         self.operators = program_summary.op_names(self.plan)
         if len(self.plan.chains) != 1:
             raise Unsupported(f"method {method} has {len(self.plan.chains)} chains; the tosa_reference runtime runs one")
@@ -113,5 +159,5 @@ class Method:
 def run_calls(config, calls):
     """Each call's outputs (numpy arrays), the calls run in order on the config's .pte."""
     backend_site.activate(list(config.backend_packages))
-    method = Method(config.pte, config.method)
+    method = Method(config.pte, config.method, config.vela_tosa)
     return [method.call(call.feed) for call in calls]

@@ -13,8 +13,9 @@ load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
 # the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64"), and
-# for a TOSA program the TOSA reference model (docs/backends.md, "Arm").
-_RUNTIMES = ("python", "native", "arm64", "tosa_reference")
+# for a TOSA or Ethos-U program the TOSA reference model, and for an Ethos-U program Arm's
+# Corstone FVP through a team's own fvp_runner (docs/backends.md, "Arm").
+_RUNTIMES = ("python", "native", "arm64", "tosa_reference", "fvp")
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -74,6 +75,8 @@ def _check(ctx, where, program, steps):
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
+    if ("fvp" in runtimes) != (ctx.attr.fvp_runner != None):
+        fail(where + ("runtime fvp needs Arm's Corstone FVP, which is not on this machine; set fvp_runner = \"//your:fvp_runner\" (a runner that takes //native:et_runner's command line and runs the program on the FVP), or runtimes = [\"tosa_reference\"]" if "fvp" in runtimes else "fvp_runner is set, and runtimes = {} has no fvp; add \"fvp\" to runtimes or remove fvp_runner".format(runtimes)))
     return method, judging
 
 def _check_arm64_inputs(ctx, where, spec, steps):
@@ -118,9 +121,15 @@ def _numerics_test_impl(ctx):
         runners = runners.merge(_arm64_runner(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
         config["native_runner_label"] = str(ctx.attr.native_runner.label)
+    if ctx.attr.fvp_runner:
+        runners = runners.merge(ctx.attr.fvp_runner[DefaultInfo].default_runfiles)
+        config.update(fvp_runner = ctx.executable.fvp_runner.short_path, fvp_runner_label = str(ctx.attr.fvp_runner.label))
     if "tosa_reference" in ctx.attr.runtimes:  # tosa-tools' reference model, from Arm's packages
         config["backend_packages"] = [f.short_path for f in program.backend_packages]
-        files = files + program.backend_packages
+        vela_tosa = ctx.attr.program[OutputGroupInfo].vela_tosa.to_list()  # an Ethos-U program's graphs
+        if vela_tosa:
+            config["vela_tosa"] = vela_tosa[0].short_path
+        files = files + program.backend_packages + vela_tosa
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 def _arm64_runner(ctx, config):
@@ -162,6 +171,11 @@ _numerics_test = config_test_rule(
             doc = "With \"arm64\" in runtimes: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
         ),
         "arm64_inputs_json": attr.string(default = "[]", doc = "The arm64 run's only cases as JSON, or [] for all (set by the macro)."),
+        "fvp_runner": attr.label(
+            executable = True,
+            cfg = "exec",
+            doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the Ethos-U program on Arm's Corstone FVP (a team's own; none is here).",
+        ),
     }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
@@ -210,8 +224,8 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
         "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
         same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
-        it needs the cross packages; test without --platforms). ["tosa_reference"]: a TOSA
-        program's graph in the TOSA reference model (docs/backends.md, "Arm").
+        it needs the cross packages; test without --platforms). ["tosa_reference"], or ["fvp"]
+        with fvp_runner = "//your:runner": a TOSA or Ethos-U program (docs/backends.md, "Arm").
       native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
         kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
         The arm64 run uses the same target, built for arm64.

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from exporter.checks import budget, contract, numerics, tosa_reference
+from exporter.core.errors import BadFile
 from exporter.formats import pte_inspect
 from exporter.reports.report_html import size
 
@@ -137,6 +138,7 @@ def test_the_report_shows_vela_s_figures():
 @pytest.mark.parametrize("program, tightened", [
     ("conv_linear_tosa", {"tolerances": contract.Tolerances(rtol=0.0, atol=1e-9)}),
     ("conv_linear_tosa_int", {"min_sqnr_db": 80.0}),  # int8 rounding gives about 42 dB
+    ("conv_linear_ethos_u", {"min_sqnr_db": 80.0}),
 ])
 def test_the_tosa_reference_run_fails_past_its_floor(program, tightened):
     config = contract.load(f"{PACKAGE}{program}_numerics_test.config.json", contract.NumericsConfig)
@@ -147,7 +149,42 @@ def test_the_tosa_reference_run_fails_past_its_floor(program, tightened):
     assert not ok and "FAIL" in report
 
 
-def test_the_tosa_reference_runtime_refuses_a_delegate_that_is_not_tosa():
-    with pytest.raises(tosa_reference.Unsupported, match="^method forward has a EthosUBackend delegate; the "
-                                                          "tosa_reference runtime runs TOSABackend delegates only$"):
+def test_the_graphs_vela_compiled_are_kept_the_same_twice_one_per_delegate_blob():
+    path = PACKAGE + "conv_linear_ethos_u.vela_tosa.json"
+    with open(path, "rb") as f, open(PACKAGE + "conv_linear_ethos_u_again.vela_tosa.json", "rb") as g:
+        assert f.read() == g.read()
+    graphs = tosa_reference.vela_graphs(path)
+    blob = tosa_reference.Method(PACKAGE + "conv_linear_ethos_u.pte", "forward", path).graphs
+    assert len(graphs) == 1 and blob == list(graphs.values()) and blob[0][4:8] == b"TOSA"
+
+
+def test_an_ethos_u_delegate_without_its_graph_is_refused_in_one_line():
+    with pytest.raises(tosa_reference.Unsupported, match="^method forward's EthosUBackend delegate has no TOSA "
+                                                          "graph in the lowering's vela_tosa file; build the program again$"):
         tosa_reference.Method(PACKAGE + "conv_linear_ethos_u.pte", "forward")
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda d: d.update(format="other/1"), "not a rules_torch_export/vela-tosa/1 file"),
+    (lambda d: [e.update(tosa_base64="AAAA") for e in d["graphs"].values()], "does not have its sha256"),
+    (lambda d: [e.update(tosa_base64="not base64!") for e in d["graphs"].values()], "Only base64 data is allowed"),
+])
+def test_a_vela_tosa_file_that_is_not_the_lowering_s_fails_in_one_line(tmp_path, change, needle):
+    with open(PACKAGE + "conv_linear_ethos_u.vela_tosa.json", encoding="utf-8") as f:
+        data = json.load(f)
+    change(data)
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(BadFile) as caught:
+        tosa_reference.vela_graphs(str(tmp_path / "bad.json"))
+    assert needle in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_fvp_runner_gets_the_native_runner_s_command_line_and_its_failure_is_one_line():
+    # No FVP is on this machine: //native:et_runner stands in for a team's runner, and it has no
+    # EthosUBackend, so the run fails, in the report's one line naming the runner.
+    config = contract.load(f"{PACKAGE}conv_linear_ethos_u_numerics_test.config.json", contract.NumericsConfig)
+    ok, report = numerics.run(dataclasses.replace(config, runtimes=("fvp",), fvp_runner="native/et_runner",
+                                                  fvp_runner_label="//native:et_runner"))
+    assert not ok
+    [line] = [line for line in report.splitlines() if "fvp runtime (//native:et_runner): FAIL, " in line]
+    assert "delegated to EthosUBackend, which is not registered" in line
