@@ -193,7 +193,7 @@ def step(method = "forward", dims = {}, values = {}):
     """
     return {"method": method, "dims": dims, "values": values}
 
-def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], **kwargs):
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], fvp_runner = None, **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
@@ -224,14 +224,13 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
         "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
         same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
-        it needs the cross packages; test without --platforms). ["tosa_reference"], or ["fvp"]
-        with fvp_runner = "//your:runner": a TOSA or Ethos-U program (docs/backends.md, "Arm").
-      native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
-        kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
-        The arm64 run uses the same target, built for arm64.
+        it needs the cross packages; test without --platforms). ["tosa_reference"] or ["fvp"] for Arm programs (docs/backends.md, "Arm").
+      native_runner: a cc_binary to run it natively (default //native:et_runner), or one that also
+        links an app's own kernels (models/volumetric); the arm64 run builds it for arm64.
       arm64_inputs: with "arm64" in runtimes, the only cases the arm64 run takes, as
         {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
         emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
+      fvp_runner: with "fvp" in runtimes, a team's runner of Arm's Corstone FVP (docs/backends.md).
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
@@ -251,5 +250,6 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
         arm64_inputs_json = json.encode(arm64_inputs),
+        fvp_runner = fvp_runner,
         **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs)
     )
