@@ -290,6 +290,8 @@ def summary(data, report_name):
         "planned_bytes": max(planned.values()) if planned else 0,
         "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
+        # An Ethos-U program's Vela figures, for its budgets on the dashboard; other summaries keep their bytes.
+        **({"vela": {k: manifest["vela"][k] for k in ("sram_bytes", "flash_bytes")}} if "vela" in manifest else {}),
     }
 
 

@@ -15,6 +15,7 @@ import pytest
 from exporter.checks import budget, contract, numerics, tosa_reference
 from exporter.core.errors import BadFile
 from exporter.formats import pte_inspect
+from exporter.reports import dashboard_page
 from exporter.reports.report_html import size
 
 PACKAGE = "tests/backends/"
@@ -188,3 +189,12 @@ def test_an_fvp_runner_gets_the_native_runner_s_command_line_and_its_failure_is_
     assert not ok
     [line] = [line for line in report.splitlines() if "fvp runtime (//native:et_runner): FAIL, " in line]
     assert "delegated to EthosUBackend, which is not registered" in line
+
+
+def test_the_dashboard_sets_vela_s_figures_against_the_budget_s_limits():
+    vela = _json("conv_linear_ethos_u.pte.json")["vela"]
+    summary = _json("conv_linear_ethos_u.report.json")
+    budget = _json("conv_linear_ethos_u_budget_test.config.json")
+    assert summary["vela"] == {"sram_bytes": vela["sram_bytes"], "flash_bytes": vela["flash_bytes"]}
+    figures = dashboard_page.budget_figures(budget, summary)
+    assert ("Vela SRAM", vela["sram_bytes"], 8192) in figures and ("Vela flash", vela["flash_bytes"], 16384) in figures
