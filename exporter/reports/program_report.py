@@ -206,7 +206,7 @@ def vela_section(vela):
         "each Ethos-U delegate: memory Vela plans, operators it places, cycles at the system config's clock. "
         "Totals add up over the delegates. The command stream runs only on an Ethos-U NPU (a board or Arm's "
         "Corstone FVP).") + table(["", ""], totals) + "<h3>Each Vela compile</h3>" + table(
-        ["delegate", "accelerator", "system config", "memory mode", "clock", "SRAM", "flash", "NPU / CPU operators",
+        ["compile", "accelerator", "system config", "memory mode", "clock", "SRAM", "flash", "NPU / CPU operators",
          "MACs", "cycles", "ms"], rows, numeric=(0, 5, 6, 8, 9, 10)))
 
 
