@@ -48,9 +48,25 @@ def delegate_bytes(manifest, backend):
     return sum(m.get("delegates", {}).get(delegate_id, {}).get("bytes", 0) for m in manifest["methods"].values())
 
 
+# Vela's byte figures of an Ethos-U program: {figure name: the field of Limits and of the
+# manifest's "vela" totals}, a figure only when the test limits it.
+VELA_BYTES = {"Vela SRAM": "sram_bytes", "Vela flash": "flash_bytes"}
+
+
+def vela_totals(manifest):
+    """The manifest's Vela totals (actions/vela.py), or a one-line ValueError: the rule lets only
+    an Ethos-U program's budget bound them, so a manifest without them is a lowering without
+    an Ethos-U delegate."""
+    found = manifest.get("vela")
+    if not isinstance(found, dict):
+        raise ValueError(f"{manifest.get('label')} has no Vela figures in its manifest: Vela compiled no "
+                         f"Ethos-U delegate of it; remove the budget's Vela limits")
+    return found
+
+
 def figures(config, manifest):
     """{figure name: bytes}: ".pte", ".ptd" (external weights), "planned <method>", and
-    "delegates <backend>" for each backend the test limits."""
+    "delegates <backend>" for each backend the test limits, and Vela's SRAM and flash when limited."""
     found = {".pte": manifest["pte"]["size"]}
     if config.ptd:
         found[".ptd"] = manifest["ptd"]["size"]
@@ -58,6 +74,21 @@ def figures(config, manifest):
         found[f"planned {method}"] = manifest["methods"][method]["planned_memory"]["bytes"]
     for backend in sorted(config.limits.delegate_bytes):
         found[f"delegates {backend}"] = delegate_bytes(manifest, backend)
+    for name, key in VELA_BYTES.items():
+        if getattr(config.limits, key) is not None:
+            found[name] = vela_totals(manifest)[key]
+    return found
+
+
+def bounds(config, manifest):
+    """The Bounds of Vela's figures that are not bytes: the NPU's share of the operators, the
+    estimated time."""
+    given, found = config.limits, []
+    if given.min_npu_fraction is not None:
+        found.append(Bound("Vela NPU fraction", vela_totals(manifest)["npu_fraction"], given.min_npu_fraction,
+                           at_least=True))
+    if given.estimated_ms is not None:
+        found.append(Bound("Vela estimated", vela_totals(manifest)["estimated_ms"], given.estimated_ms, unit=" ms"))
     return found
 
 
@@ -67,6 +98,7 @@ def limits(config):
     found = {".pte": given.pte_bytes, ".ptd": given.ptd_bytes}
     found.update({f"planned {m}": size for m, size in given.planned_bytes.items()})
     found.update({f"delegates {b}": size for b, size in given.delegate_bytes.items()})
+    found.update({name: getattr(given, key) for name, key in VELA_BYTES.items()})
     return {name: size for name, size in found.items() if size is not None}
 
 
@@ -168,10 +200,34 @@ class Figure:
 
 
 @dataclasses.dataclass(frozen=True)
+class Bound:
+    """A figure that is not bytes against its limit, a maximum or (at_least) a minimum. Not in
+    the golden: a share or a time has no growth in bytes."""
+
+    name: str
+    now: float
+    limit: float
+    at_least: bool = False
+    unit: str = ""
+
+    def failures(self):
+        if (self.now < self.limit) if self.at_least else (self.now > self.limit):
+            side = "under its minimum" if self.at_least else "over its limit"
+            return [("limit", f"{self.name} is {self.now:g}{self.unit}, {side} of {self.limit:g}{self.unit}")]
+        return []
+
+    def row(self):
+        cells = [f"{self.name:<18}", f"{f'{self.now:g}{self.unit}':<32}",
+                 f"{'minimum' if self.at_least else 'limit'} {self.limit:g}{self.unit}"]
+        return "  " + "  ".join(cells) + ("  ok" if not self.failures() else "  FAIL")
+
+
+@dataclasses.dataclass(frozen=True)
 class Result:
     """What a program_budget_test found, before it is rendered."""
 
     figures: tuple = ()  # Figure
+    bounds: tuple = ()  # Bound
     pte_bytes: int = 0
     contributors: tuple = ()  # (bytes, what) that fill the .pte, the largest
     ptd_tensors: tuple = ()  # the .ptd's tensors (pte_inspect's records), the largest
@@ -186,7 +242,7 @@ class Result:
 
     def failures(self):
         """[(kind, sentence)], the figures' first, then the golden's missing figures."""
-        found = [failure for figure in self.figures for failure in figure.failures()]
+        found = [failure for figure in self.figures + self.bounds for failure in figure.failures()]
         return found + [("growth", f"the golden has no figure for {name}") for name in self.missing]
 
     @property
@@ -221,6 +277,7 @@ def check(config):
     ptd_tensors, ptd_count = _ptd_tensors(config)
     return Result(
         figures=tuple(Figure(name, size, limit.get(name), golden.get(name), allowed) for name, size in now.items()),
+        bounds=tuple(bounds(config, manifest)),
         pte_bytes=manifest["pte"]["size"],
         contributors=tuple(contributors(pte)[:TOP_CONTRIBUTORS]),
         ptd_tensors=ptd_tensors,
@@ -269,7 +326,7 @@ def render(config, result):
     if result.no_golden:
         return (f"FAIL {config.label}: the golden {config.golden} does not exist. "
                 f"Record the current figures with:\n  {update}\n")
-    lines = [f"{config.label}: the budget of {config.program}"] + [figure.row() for figure in result.figures]
+    lines = [f"{config.label}: the budget of {config.program}"] + [f.row() for f in result.figures + result.bounds]
     lines += _breakdown(result)
     if result.shrunk:
         lines.append(f"Note: {', '.join(result.shrunk)} shrank past the allowance; lower the golden with: {update}")

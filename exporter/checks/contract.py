@@ -101,7 +101,9 @@ class NumericsConfig(CheckConfig):
     inputs                [{dim: size}]: the cases the test lists besides min, example and max
     steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
                           method's ExportedMethod; () and {} otherwise
-    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py)
+    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py);
+                          ("tosa_reference",) for a TOSA program (tosa_reference.py)
+    backend_packages      with "tosa_reference": the identity files of Arm's packages (tosa-tools)
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
     arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
@@ -131,6 +133,10 @@ class NumericsConfig(CheckConfig):
     steps: tuple[dict, ...] = ()
     method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
     runtimes: tuple[str, ...] = ("python",)
+    backend_packages: tuple[str, ...] = ()
+    vela_tosa: str | None = None  # an Ethos-U program's <name>.vela_tosa.json, for tosa_reference
+    fvp_runner: str | None = None  # with "fvp": a team's Corstone FVP runner (et_runner's command line)
+    fvp_runner_label: str | None = None
     native_runner: str | None = None
     native_runner_label: str | None = None
     arm64_runner: str | None = None
@@ -167,12 +173,17 @@ class SnapshotConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True)
 class Limits(Config):
-    """A program_budget_test's limits in bytes; None for no limit."""
+    """A program_budget_test's limits in bytes, and on Vela's figures of an Ethos-U program
+    (the manifest's "vela" totals); None for no limit."""
 
     pte_bytes: int | None = None
     ptd_bytes: int | None = None
     planned_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: bytes}
     delegate_bytes: dict[str, int] = dataclasses.field(default_factory=dict)  # {backend: bytes}
+    sram_bytes: int | None = None
+    flash_bytes: int | None = None
+    min_npu_fraction: float | None = None  # of the operators Vela compiled, on the NPU
+    estimated_ms: float | None = None  # Vela's estimate at the system config
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -188,6 +188,38 @@ class Checks:
             ok &= self.case(call.name, got, call.expected, lines, runtime)
         return ok
 
+    def tosa_reference(self, config, calls, lines):
+        """Runs the calls with the program's TOSA graphs in the TOSA reference model
+        (tosa_reference.py) and compares each with its expected outputs; appends to lines."""
+        from exporter.checks import tosa_reference
+
+        try:
+            outputs = tosa_reference.run_calls(config, calls)
+        except tosa_reference.Unsupported as e:
+            lines.append(f"  tosa_reference runtime: FAIL, {e}")
+            return False
+        ok = True
+        for call, got in zip(calls, outputs):
+            ok &= self.case(call.name, got, call.expected, lines, "tosa_reference")
+        return ok
+
+    def fvp(self, config, calls, lines):
+        """Runs the calls on Arm's Corstone FVP through the team's runner, which takes the native
+        runner's command line (native.py), and compares each; appends to lines."""
+        from exporter.checks import native
+        from exporter.formats import value_file
+
+        try:
+            outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], config.fvp_runner,
+                                       value_file)
+        except native.NativeError as e:
+            lines.append(f"  fvp runtime ({config.fvp_runner_label}): FAIL, {e}")
+            return False
+        ok = True
+        for call, got in zip(calls, outputs):
+            ok &= self.case(call.name, got, call.expected, lines, "fvp")
+        return ok
+
     def runners(self, config, calls, lines, arm64_cases=None):
         """The calls in the native runner and in its arm64 twin, as config.runtimes asks (arm64
         only the cases named in arm64_cases, when given), then the two CPUs' outputs side by
@@ -200,6 +232,10 @@ class Checks:
             start = time.perf_counter()
             ok &= self.native(config, picked, lines, "arm64")
             self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
+        if "tosa_reference" in config.runtimes:
+            ok &= self.tosa_reference(config, calls, lines)
+        if "fvp" in config.runtimes:
+            ok &= self.fvp(config, calls, lines)
         self.differences.compare_cpus(lines)
         return ok
 
@@ -267,8 +303,9 @@ def run(config):
     values = load_values(config)
     checks = Checks(config)
     checks.output_names = values.output_names
-    lines = [f"{config.label}: {config.program} in ExecuTorch's {runtimes_text(config.runtimes)} "
-             f"vs {values.reference} ({checks.describe()})"]
+    where = "the TOSA reference model" if tuple(config.runtimes) == ("tosa_reference",) else \
+        f"ExecuTorch's {runtimes_text(config.runtimes)}"
+    lines = [f"{config.label}: {config.program} in {where} vs {values.reference} ({checks.describe()})"]
     python_ok = checks.python(values, lines)
     arm64_cases = set(values.arm64_cases) if values.arm64_cases is not None else None
     ok = python_ok & checks.runners(config, values.calls, lines, arm64_cases)

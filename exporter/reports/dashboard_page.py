@@ -42,6 +42,9 @@ def budget_figures(budget, summary):
     for backend, limit in sorted((limits.get("delegate_bytes") or {}).items()):
         delegates = summary["by_backend"].get(DELEGATE_IDS[backend], {})
         found.append((f"delegates {backend}", delegates.get("bytes", 0), limit))
+    for name, key in (("Vela SRAM", "sram_bytes"), ("Vela flash", "flash_bytes")):  # an Ethos-U program's
+        if limits.get(key) is not None:
+            found.append((name, summary.get("vela", {}).get(key), limits[key]))
     return found
 
 

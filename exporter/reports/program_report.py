@@ -189,6 +189,27 @@ def memory_section(graph):
     return section("memory", "Memory plan", "".join(parts))
 
 
+def vela_section(vela):
+    """Vela's figures of an Ethos-U program (the manifest's "vela", actions/vela.py): its totals,
+    then each compile (one per Ethos-U delegate)."""
+    totals = [["SRAM", size(vela["sram_bytes"])], ["flash (on- and off-chip)", size(vela["flash_bytes"])],
+              ["DRAM", size(vela["dram_bytes"])],
+              ["operators on the NPU", f"{vela['npu_operators']:,} of {vela['npu_operators'] + vela['cpu_operators']:,} "
+                                       f"({100 * vela['npu_fraction']:.1f}%)"],
+              ["operators on the CPU", f"{vela['cpu_operators']:,}"], ["MACs", f"{vela['macs']:,}"],
+              ["cycles", f"{vela['cycles']:,}"], ["estimated time", f"{vela['estimated_ms']:g} ms"]]
+    rows = [[i, c["accelerator"], c["system_config"], c["memory_mode"], f"{c['clock_hz'] / 1e6:g} MHz",
+             size(c["sram_bytes"]), size(c["flash_bytes"]), f"{c['npu_operators']} / {c['cpu_operators']}",
+             f"{c['macs']:,}", f"{c['cycles']:,}", f"{c['estimated_ms']:g}"] for i, c in enumerate(vela["compiles"])]
+    return section("vela", "Ethos-U (Vela)", note(
+        "Vela's own estimates, from its summary and per-layer CSV files, written when the lowering compiled "
+        "each Ethos-U delegate: memory Vela plans, operators it places, cycles at the system config's clock. "
+        "Totals add up over the delegates. The command stream runs only on an Ethos-U NPU (a board or Arm's "
+        "Corstone FVP).") + table(["", ""], totals) + "<h3>Each Vela compile</h3>" + table(
+        ["compile", "accelerator", "system config", "memory mode", "clock", "SRAM", "flash", "NPU / CPU operators",
+         "MACs", "cycles", "ms"], rows, numeric=(0, 5, 6, 8, 9, 10)))
+
+
 def profile_section(profile):
     if not profile:
         return section("profile", "Native time", note(
@@ -269,6 +290,8 @@ def summary(data, report_name):
         "planned_bytes": max(planned.values()) if planned else 0,
         "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
+        # An Ethos-U program's Vela figures, for its budgets on the dashboard; other summaries keep their bytes.
+        **({"vela": {k: manifest["vela"][k] for k in ("sram_bytes", "flash_bytes")}} if "vela" in manifest else {}),
     }
 
 
@@ -286,6 +309,10 @@ def kpis(data, brief):
     found += [(backend, f"{figures['operators']:,} of {brief['operators']:,} operators")
               for backend, figures in brief["by_backend"].items()]
     found.append(("planned memory", size(brief["planned_bytes"])))
+    vela = data["manifest"].get("vela")
+    if vela:
+        found += [("Ethos-U SRAM", size(vela["sram_bytes"])), ("Ethos-U flash", size(vela["flash_bytes"])),
+                  ("Vela's estimate", f"{vela['estimated_ms']:g} ms")]
     if brief["p50_ms"] is not None:
         found.append(("native p50", f"{brief['p50_ms']:.3f} ms"))
     return found
@@ -301,6 +328,7 @@ def render(data, report_name):
         ("delegation", "Delegation", delegation_section(graph, colours)),
         ("size", "Size", size_section(data)),
         ("memory", "Memory", memory_section(graph)),
+        *([("vela", "Ethos-U", vela_section(data["manifest"]["vela"]))] if "vela" in data["manifest"] else []),
         ("profile", "Native time", profile_section(data.get("profile"))),
         ("numerics", "Numerics", numerics_section()),
         ("budget", "Budget", budget_section()),

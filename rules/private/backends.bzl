@@ -228,8 +228,17 @@ def check_static_shapes(where, method, backends, spec_label, dims):
 RUNS_ONLY_ON = {
     "coreml": ("Apple hardware", "a Mac or an iPhone"),
     "ethos_u": ("an Ethos-U NPU", "a board or Arm's Corstone FVP"),
-    "tosa": ("a TOSA device", "a TOSA device (a numerics_test runtime for the TOSA reference model is still to come)"),
+    "tosa": ("a TOSA device", "a TOSA device"),
 }
+
+# Runtimes beside ExecuTorch's that run a backend's delegate in a reference of the backend: the
+# TOSA reference model (tosa-tools) runs a TOSA program's graph, or the INT TOSA graph Vela
+# compiled an Ethos-U delegate from, and the quantize and dequantize operators around it
+# (exporter/checks/tosa_reference.py). runtimes_here() leaves them out: an
+# executorch_benchmark or the zoo's arm64 check has nothing to time or run there.
+# "fvp" runs an Ethos-U program's command stream on Arm's Corstone FVP, through the runner a
+# team names (numerics_test's fvp_runner); no FVP is on this machine.
+REFERENCE_RUNTIMES = {"tosa": ["tosa_reference"], "ethos_u": ["tosa_reference", "fvp"]}
 
 def runs_only_on(name):
     """Where a program of backend `name` runs, for messages: "Apple hardware" for coreml."""
@@ -246,12 +255,18 @@ def check_backend_runtimes(where, runtimes, backends):
       runtimes: the test's runtimes.
       backends: the backend names of the method under test.
     """
+    reference = [r for r in runtimes if r in [x for listed in REFERENCE_RUNTIMES.values() for x in listed]]
+    if "fvp" in runtimes and "ethos_u" not in backends:
+        fail(where + "runtime fvp runs an Ethos-U program on Arm's Corstone FVP, and this method is lowered for {}; remove fvp from runtimes".format(backends))
+    if reference and not [name for name in backends if name in REFERENCE_RUNTIMES]:
+        fail(where + "runtime {} runs a TOSA program's graph, and this method is lowered for {}; remove {} from runtimes, or lower the program with backends = [tosa(...)]".format(reference[0], backends, reference[0]))
     for name in backends:
-        allowed = BACKEND_RUNTIMES.get(name, [])
+        allowed = BACKEND_RUNTIMES.get(name, []) + REFERENCE_RUNTIMES.get(name, [])
         if not allowed:
             place, device = RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))
             article = "an" if name[0] in "aeiou" else "a"
             fail(where + "{} {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(article, name, place, device))
         wrong = [r for r in runtimes if r not in allowed]
+        here = [r for r in allowed if r != "fvp"]  # the FVP needs a team's runner: not advised
         if wrong:
-            fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only (docs/backends.md); set runtimes = {}".format(wrong, name, allowed, allowed))
+            fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only{} (docs/backends.md); set runtimes = {}".format(wrong, name, here, " (and on Arm's Corstone FVP with fvp_runner)" if "fvp" in allowed else "", here))

@@ -202,8 +202,12 @@ def _check(ctx, where):
         foundation = _foundation(ctx, where, backends),
     )
 
-def _declare_outputs(ctx):
-    """{role: File} of the lowering: pte, manifest, selected_ops, and ptd and summary on request."""
+def _declare_outputs(ctx, checked):
+    """{role: File} of the lowering: pte, manifest, selected_ops, and ptd and summary on request.
+
+    An Ethos-U program also writes vela_tosa: the TOSA graphs Vela compiled, which numerics_test's
+    tosa_reference runtime runs.
+    """
     outputs = {
         "pte": ctx.actions.declare_file(ctx.label.name + ".pte"),
         "manifest": ctx.actions.declare_file(ctx.label.name + ".pte.json"),
@@ -214,6 +218,8 @@ def _declare_outputs(ctx):
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
+    if "ethos_u" in checked.backends:
+        outputs["vela_tosa"] = ctx.actions.declare_file(ctx.label.name + ".vela_tosa.json")
 
     # What the report draws, read while the lowering has the program in memory.
     outputs["graph"] = ctx.actions.declare_file(ctx.label.name + ".program_graph.json")
@@ -253,7 +259,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
     methods = checked.methods
     foundation = checked.foundation
     ptd = foundation.ptd if foundation else outputs.get("ptd")  # the file the app loads with the .pte
-    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph")] + ([ptd] if foundation else [])
+    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph", "vela_tosa")] + ([ptd] if foundation else [])
     return [
         executorch_program_info(
             label = ctx.label,
@@ -279,6 +285,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
             pte_summary = depset([outputs["summary"]] if "summary" in outputs else []),
             selected_ops = depset([outputs["selected_ops"]]),
             etrecord = depset([etrecord]),
+            vela_tosa = depset([outputs["vela_tosa"]] if "vela_tosa" in outputs else []),
         ),
     ]
 
@@ -307,7 +314,7 @@ def lower_program(ctx, semantics):
       The rule's providers: ExecuTorchProgramInfo, DefaultInfo and OutputGroupInfo.
     """
     checked = _check(ctx, message_prefix(semantics.kind, ctx.label))
-    outputs = _declare_outputs(ctx)
+    outputs = _declare_outputs(ctx, checked)
     config = _config(ctx, checked, semantics)
     pt2s = [m.pt2 for m in checked.methods.values()]
     index = [checked.foundation.index] if checked.foundation else []

@@ -12,8 +12,10 @@ load(":exporter_py.bzl", "EXPORTER_MODULES")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
-# the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64").
-_RUNTIMES = ("python", "native", "arm64")
+# the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64"), and
+# for a TOSA or Ethos-U program the TOSA reference model, and for an Ethos-U program Arm's
+# Corstone FVP through a team's own fvp_runner (docs/backends.md, "Arm").
+_RUNTIMES = ("python", "native", "arm64", "tosa_reference", "fvp")
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -68,11 +70,13 @@ def _check(ctx, where, program, steps):
     judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
-        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, and \"arm64\" for the native runner built for arm64 (under qemu)".format(runtimes))
+        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu), or [\"tosa_reference\"] for a TOSA program".format(runtimes))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
+    if ("fvp" in runtimes) != (ctx.attr.fvp_runner != None):
+        fail(where + ("runtime fvp needs Arm's Corstone FVP, which is not on this machine; set fvp_runner = \"//your:fvp_runner\" (a runner that takes //native:et_runner's command line and runs the program on the FVP), or runtimes = [\"tosa_reference\"]" if "fvp" in runtimes else "fvp_runner is set, and runtimes = {} has no fvp; add \"fvp\" to runtimes or remove fvp_runner".format(runtimes)))
     return method, judging
 
 def _check_arm64_inputs(ctx, where, spec, steps):
@@ -117,6 +121,15 @@ def _numerics_test_impl(ctx):
         runners = runners.merge(_arm64_runner(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
         config["native_runner_label"] = str(ctx.attr.native_runner.label)
+    if ctx.attr.fvp_runner:
+        runners = runners.merge(ctx.attr.fvp_runner[DefaultInfo].default_runfiles)
+        config.update(fvp_runner = ctx.executable.fvp_runner.short_path, fvp_runner_label = str(ctx.attr.fvp_runner.label))
+    if "tosa_reference" in ctx.attr.runtimes:  # tosa-tools' reference model, from Arm's packages
+        config["backend_packages"] = [f.short_path for f in program.backend_packages]
+        vela_tosa = ctx.attr.program[OutputGroupInfo].vela_tosa.to_list()  # an Ethos-U program's graphs
+        if vela_tosa:
+            config["vela_tosa"] = vela_tosa[0].short_path
+        files = files + program.backend_packages + vela_tosa
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 def _arm64_runner(ctx, config):
@@ -158,6 +171,11 @@ _numerics_test = config_test_rule(
             doc = "With \"arm64\" in runtimes: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
         ),
         "arm64_inputs_json": attr.string(default = "[]", doc = "The arm64 run's only cases as JSON, or [] for all (set by the macro)."),
+        "fvp_runner": attr.label(
+            executable = True,
+            cfg = "exec",
+            doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the Ethos-U program on Arm's Corstone FVP (a team's own; none is here).",
+        ),
     }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
 )
 
@@ -175,7 +193,7 @@ def step(method = "forward", dims = {}, values = {}):
     """
     return {"method": method, "dims": dims, "values": values}
 
-def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], **kwargs):
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], fvp_runner = None, **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
@@ -206,13 +224,13 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
         "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
         same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
-        it needs the cross packages; test without --platforms).
-      native_runner: a cc_binary to run it natively: default //native:et_runner (the wheel's
-        kernels and XNNPACK); one that also links an app's own kernels (models/volumetric).
-        The arm64 run uses the same target, built for arm64.
+        it needs the cross packages; test without --platforms). ["tosa_reference"] or ["fvp"] for Arm programs (docs/backends.md, "Arm").
+      native_runner: a cc_binary to run it natively (default //native:et_runner), or one that also
+        links an app's own kernels (models/volumetric); the arm64 run builds it for arm64.
       arm64_inputs: with "arm64" in runtimes, the only cases the arm64 run takes, as
         {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
         emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
+      fvp_runner: with "fvp" in runtimes, a team's runner of Arm's Corstone FVP (docs/backends.md).
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
@@ -232,5 +250,6 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
         arm64_inputs_json = json.encode(arm64_inputs),
+        fvp_runner = fvp_runner,
         **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs)
     )

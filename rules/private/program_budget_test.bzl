@@ -24,10 +24,39 @@ def _delegate_limits(where, given, program):
         limits[backend] = _size(where, "max_delegate_bytes[{}]".format(repr(backend)), value)
     return limits
 
+def _number(where, attr, value, low, high, example):
+    """A number in [low, high] (an int, a float or a string such as "0.9"), or fail."""
+    text = str(value).strip() if type(value) in ("int", "float", "string") else ""
+    whole, _, fraction = text.partition(".")
+    if not whole.isdigit() or (fraction and not fraction.isdigit()) or float(text) < low or float(text) > high:
+        fail("{}{} = {} is not a number from {} to {}; write e.g. {}".format(where, attr, repr(value), low, high, example))
+    return float(text)
+
+# Vela's figures (an Ethos-U program's manifest), by attribute: {attribute: Limits' field}.
+_VELA_LIMITS = {"max_sram_bytes": "sram_bytes", "max_flash_bytes": "flash_bytes", "min_npu_fraction": "min_npu_fraction", "max_estimated_ms": "estimated_ms"}
+
+def _vela_limits(where, given, program):
+    """{Limits' field: value} of the Vela limits given; each needs an Ethos-U program."""
+    limits = {}
+    for attr, field in _VELA_LIMITS.items():
+        value = given.get(attr)
+        if value == None:
+            continue
+        if attr == "min_npu_fraction":
+            limits[field] = _number(where, attr, value, 0, 1, "0.9")
+        elif attr == "max_estimated_ms":
+            limits[field] = _number(where, attr, value, 0, 3600000, "5")
+        else:
+            limits[field] = _size(where, attr, value)
+        if "ethos_u" not in program.backends:
+            fail(where + "{} bounds Vela's figures, which only an Ethos-U program has, but {} is lowered for {}; remove {}, or budget a program with backends = [ethos_u(...)]".format(attr, program.label, program.backends, attr))
+    return limits
+
 def _limits(ctx, where, program):
     """{pte_bytes, ptd_bytes, planned_bytes: {method: bytes}} from the macro's JSON, checked."""
     given = json.decode(ctx.attr.limits_json)
     limits = {"pte_bytes": None, "ptd_bytes": None, "planned_bytes": {}, "delegate_bytes": _delegate_limits(where, given, program)}
+    limits.update(_vela_limits(where, given, program))
     if given.get("max_pte_bytes") != None:
         limits["pte_bytes"] = _size(where, "max_pte_bytes", given["max_pte_bytes"])
     if given.get("max_ptd_bytes") != None:
@@ -61,7 +90,8 @@ def _budget_test_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
     limits = _limits(ctx, where, program)
     growth = _growth(ctx, where)
-    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and growth == None:
+    vela = [f for f in _VELA_LIMITS.values() if f in limits]
+    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and not vela and growth == None:
         fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
     config = {
         "kind": "budget",
@@ -95,15 +125,19 @@ def program_budget_test(
         max_ptd_bytes = None,
         max_planned_bytes = {},
         max_delegate_bytes = {},
+        max_sram_bytes = None,
+        max_flash_bytes = None,
+        min_npu_fraction = None,
+        max_estimated_ms = None,
         max_growth_percent = None,
         golden = None,
         **kwargs):
     """Tests that a program stays within its size and memory budget, and does not creep up.
 
-    Fails when the .pte, the .ptd (external weights), a method's planned memory or a backend's
-    delegate blobs are over their limit, or has grown more than `max_growth_percent` since the figures in `golden`. The report
-    prints every figure and the biggest contributors: delegate payloads, constants, named data,
-    the largest planned tensors. The figures come from the program's manifest (<name>.pte.json).
+    Fails when the .pte, the .ptd (external weights), a method's planned memory, a backend's
+    delegate blobs or an Ethos-U program's Vela figures are over their limit, or grew more than
+    `max_growth_percent` since `golden`. The report prints every figure and the biggest
+    contributors. The figures come from the program's manifest (<name>.pte.json).
 
     Sizes are ints (bytes) or strings with a unit: B, kB, MB, GB are powers of 1000, KiB, MiB,
     GiB powers of 1024 ("48MiB", "512 KiB", "1.5MB"); fractions of a byte are dropped. A bad
@@ -122,18 +156,19 @@ def program_budget_test(
       max_delegate_bytes: {backend: limit} on the bytes of the delegate blobs a backend of the
         program holds, over its methods, e.g. {"openvino": "2MiB"} (docs/backends.md). XNNPACK
         keeps its weights outside its blobs, as named data; OpenVINO and Core ML keep them inside.
+      max_sram_bytes: limit on the SRAM Vela plans, e.g. "64KiB". This and the next three need
+        backends = [ethos_u(...)] (docs/backends.md, "Arm").
+      max_flash_bytes: limit on the flash (on- and off-chip) Vela plans, e.g. "256KiB".
+      min_npu_fraction: the least share of Vela's operators on the NPU, 0 to 1, e.g. 1.
+      max_estimated_ms: limit on Vela's estimated time at the system config, in ms, e.g. 5.
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
-    limits = {
-        "max_pte_bytes": max_pte_bytes,
-        "max_ptd_bytes": max_ptd_bytes,
-        "max_planned_bytes": max_planned_bytes,
-        "max_delegate_bytes": max_delegate_bytes,
-        "max_growth_percent": max_growth_percent,
-    }
+    limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes)
+    limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms)
+    limits["max_growth_percent"] = max_growth_percent
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
     _budget_test(
         program = program,

@@ -1,0 +1,163 @@
+"""numerics_test's runtime "tosa_reference" (docs/backends.md, "Arm"): a TOSA program's method
+run without a TOSA device. Its delegates' TOSA graphs (the TOSABackend blobs, as the lowering
+wrote them) run in the TOSA reference model (tosa-tools' tosa_reference_model), and the int8
+programs' quantize and dequantize operators outside them in numpy, as ExecuTorch's quantized
+kernels compute them (float32 arithmetic, round half to even). An Ethos-U program's delegates
+are Vela's command streams, which run only on the NPU: in their place runs the INT TOSA graph Vela
+compiled each from, which the lowering kept (`<name>.vela_tosa.json`, actions/vela.py), found by
+the sha256 of the delegate's blob. Any other operator, instruction or delegate fails the run in
+one line: this is a reference of the delegate, not a runtime.
+"""
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from exporter.core import backend_site
+from exporter.core.errors import BadFile
+from exporter.formats import program_summary, pte_inspect, value_file
+
+GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"  # actions/vela.py writes it
+MAX_GRAPHS_BYTES = 1 << 30
+
+# ExecuTorch's ScalarType codes of the quantized dtypes the kernels take.
+_INT_DTYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32}
+_SCALARS = {"Double": "double_val", "Int": "int_val", "Bool": "bool_val"}
+
+
+class Unsupported(ValueError):
+    """What the runtime cannot run, in one line (numerics.py reports it as the run's failure)."""
+
+
+def _quantize(x, scale, zero_point, qmin, qmax, dtype):
+    inverse = np.float32(1.0) / np.float32(scale)
+    q = np.rint((x.astype(np.float32) * inverse).astype(np.float32)) + zero_point
+    return np.clip(q, qmin, qmax).astype(_INT_DTYPES[dtype])
+
+
+def _dequantize(q, scale, zero_point, qmin, qmax, dtype, out_dtype=None):
+    return ((q.astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)).astype(np.float32)
+
+
+# Each CPU operator the runtime runs: (its function, how many of its leading arguments it takes).
+KERNELS = {
+    "quantized_decomposed::quantize_per_tensor.out": (_quantize, 6),
+    "quantized_decomposed::dequantize_per_tensor.out": (_dequantize, 7),
+}
+
+
+def _blob(program, buf, delegate):
+    """A delegate's payload: inline in the flatbuffer or in a segment."""
+    if program_summary.enum_name(delegate.processed.location) == "INLINE":
+        return bytes(program.backend_delegate_data[delegate.processed.index].data)
+    _, base = pte_inspect._extended_header(buf)
+    segment = program.segments[delegate.processed.index]
+    return bytes(buf[base + segment.offset:base + segment.offset + segment.size])
+
+
+def _graph(method, delegate, blob, compiled):
+    """The TOSA graph to run for a delegate: its blob, or for Ethos-U the graph Vela compiled."""
+    if delegate.id == "TOSABackend":
+        return blob
+    if delegate.id == "EthosUBackend":
+        found = compiled.get(hashlib.sha256(blob).hexdigest())
+        if found is None:
+            raise Unsupported(f"method {method}'s EthosUBackend delegate has no TOSA graph in the lowering's "
+                              f"vela_tosa file; build the program again")
+        return found
+    raise Unsupported(f"method {method} has a {delegate.id} delegate; the tosa_reference runtime runs "
+                      f"TOSABackend and EthosUBackend delegates only")
+
+
+def vela_graphs(path):
+    """{blob sha256: TOSA graph} of a `<name>.vela_tosa.json`, each graph checked against its
+    sha256; BadFile (one line) for anything else."""
+    if os.path.getsize(path) > MAX_GRAPHS_BYTES:
+        raise BadFile(f"{path}: over {MAX_GRAPHS_BYTES:,} bytes, not the lowering's TOSA graphs")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("format") != GRAPHS_FORMAT or not isinstance(data.get("graphs"), dict):
+            raise ValueError(f"not a {GRAPHS_FORMAT} file")
+        graphs = {}
+        for blob, entry in data["graphs"].items():
+            graph = base64.b64decode(entry["tosa_base64"], validate=True)
+            if hashlib.sha256(graph).hexdigest() != entry["tosa_sha256"]:
+                raise ValueError(f"the graph of blob {str(blob)[:16]} does not have its sha256")
+            graphs[blob] = graph
+        return graphs
+    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error, UnicodeDecodeError) as e:
+        raise BadFile(f"{path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+
+
+class Method:
+    """One method of a .pte, ready to run calls."""
+
+    def __init__(self, pte, method, vela_tosa=None):
+        buf = pte_inspect.read_file(pte)
+        with pte_inspect.refusing_corrupt(pte):
+            program = pte_inspect.read_program(buf)
+            plans = [p for p in program.execution_plan if p.name == method]
+            if not plans:
+                raise Unsupported(f"{pte} has no method {method}")
+            self.plan = plans[0]
+            self.graphs = []
+            compiled = vela_graphs(vela_tosa) if vela_tosa else {}
+            for delegate in self.plan.delegates:
+                self.graphs.append(_graph(method, delegate, _blob(program, buf, delegate), compiled))
+        self.operators = program_summary.op_names(self.plan)
+        if len(self.plan.chains) != 1:
+            raise Unsupported(f"method {method} has {len(self.plan.chains)} chains; the tosa_reference runtime runs one")
+
+    def _values(self, feed):
+        values = {}
+        for index, value in enumerate(self.plan.values):
+            kind = program_summary.kind(value.val)
+            if kind in _SCALARS:
+                values[index] = getattr(value.val, _SCALARS[kind])
+            elif kind == "Null":
+                values[index] = None
+        if len(feed) != len(self.plan.inputs):
+            raise Unsupported(f"the call feeds {len(feed)} inputs, the method takes {len(self.plan.inputs)}")
+        for index, given in zip(self.plan.inputs, feed):
+            values[index] = given.array if isinstance(given, value_file.Tensor) else np.asarray(given)
+        return values
+
+    def _delegate(self, graph, args, values):
+        import tosa_reference_model
+
+        inputs = [values[a] for a in args if a in values]
+        outputs = [a for a in args if a not in values]
+        results, status = tosa_reference_model.run(graph, inputs)
+        if status != tosa_reference_model.GraphStatus.TOSA_VALID or len(results) != len(outputs):
+            raise Unsupported(f"the TOSA reference model gave {status.name} and {len(results)} outputs for "
+                              f"{len(outputs)} expected")
+        values.update(zip(outputs, results))
+
+    def call(self, feed):
+        """The method's outputs (numpy arrays) for the inputs in feed."""
+        values = self._values(feed)
+        for instruction in self.plan.chains[0].instructions:
+            step = instruction.instr_args
+            kind, args = program_summary.kind(step), list(step.args)
+            if kind == "DelegateCall":
+                self._delegate(self.graphs[step.delegate_index], args, values)
+            elif kind == "KernelCall" and self.operators[step.op_index] in KERNELS:
+                function, taken = KERNELS[self.operators[step.op_index]]
+                values[args[-1]] = function(*[values[a] for a in args[:taken]])
+            else:
+                what = self.operators[step.op_index] if kind == "KernelCall" else kind
+                raise Unsupported(f"{what} runs outside the TOSA delegate; the tosa_reference runtime runs only "
+                                  f"quantize and dequantize there")
+        return [values[index] for index in self.plan.outputs]
+
+
+def run_calls(config, calls):
+    """Each call's outputs (numpy arrays), the calls run in order on the config's .pte."""
+    backend_site.activate(list(config.backend_packages))
+    method = Method(config.pte, config.method, config.vela_tosa)
+    return [method.call(call.feed) for call in calls]
