@@ -8,7 +8,8 @@ Three checkouts of the same sources, at different absolute paths, each with its 
      then faces a dead, a dying and a corrupted cache.
 A and B also build //zoo/options, one export (and program) per torch_export option: the table
 in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there; and one Core ML program,
-whose model package coremltools names and dates.
+whose model package coremltools names and dates. B also builds the zoo's Core ML programs, which
+the outer build made at this checkout's path (they are this test's data).
 """
 
 import json
@@ -30,8 +31,8 @@ def cache():
         yield server
 
 
-def _checkout(name):
-    ws = harness.Workspace.create(name)
+def _checkout(name, include=harness.DEFAULT_INCLUDE):
+    ws = harness.Workspace.create(name, include=include)
     zoo_workspace.install(ws)
     return ws
 
@@ -51,7 +52,7 @@ def checkout_a(cache):
 @pytest.fixture(scope="module")
 def checkout_b():
     # Deeper and longer than A's path, so no path of A can survive in an output by accident.
-    with _checkout("elsewhere/second_checkout/b") as ws:
+    with _checkout("elsewhere/second_checkout/b", include=harness.DEFAULT_INCLUDE + ("models",)) as ws:
         seed = {"PYTHONHASHSEED": "12345"}
         flags = ("--spawn_strategy=local", "--action_env=PYTHONHASHSEED=12345")
         result = ws.build(*TARGETS, *flags, env=seed)
@@ -118,6 +119,23 @@ def test_every_export_option_gives_the_same_bytes_in_two_servers_at_two_paths(op
         assert len(result.executed("ExecuTorchLower")) == len(ptes)
     assert _option_outputs(ws_b) == outputs
     assert _differences(ws_a.digests(outputs), ws_b.digests(outputs)) == []
+
+
+# The zoo's Core ML programs, ResNet-18 and MobileNetV2 in fp32 and fp16 (issue 43): coremltools
+# names its model packages with uuid4 and zips them with the time (docs/backends.md, "Core ML").
+ZOO_COREML = ["models/resnet_coreml_fp16.pte", "models/resnet_coreml_fp32.pte",
+              "models/mobilenet/mobilenet_coreml_fp16.pte", "models/mobilenet/mobilenet_coreml_fp32.pte"]
+
+
+def test_the_zoo_s_core_ml_programs_have_the_same_bytes_at_another_path(checkout_b):
+    """The outer build lowered them at this checkout's path, in its worker; B lowers them again
+    at its own path, in a server and output base of its own."""
+    ws_b = checkout_b[0]
+    labels = ["//{}:{}".format(*rel.removesuffix(".pte").rsplit("/", 1)) for rel in ZOO_COREML]
+    result = ws_b.build(*labels)
+    assert sorted(result.labels("ExecuTorchLower")) == sorted(labels)  # really lowered, no cache
+    for rel in ZOO_COREML:
+        assert ws_b.sha256(f"bazel-bin/{rel}") == harness.sha256_file(rel), rel  # rel: this test's runfiles
 
 
 def _machine_paths(ws):
