@@ -54,7 +54,7 @@ load("//rules/private:backends.bzl", "runtimes_here")
 # foundation_budget_test, with the attribute naming what each tests. zoo_test fails if it finds
 # no model and no program, so a renamed kind cannot make it pass on nothing.
 _MODEL_KINDS = ["torch_model_rule", "lora_model_rule"]
-_PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule"]
+_PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule", "multimodal_program_rule"]
 _FOUNDATION_KIND = "foundation_weights"
 _SNAPSHOT_KIND = "_snapshot_test"
 _NUMERICS_KIND = "_numerics_test"

@@ -52,6 +52,8 @@ load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_gene
 load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
 load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
+load("//rules/private:multimodal_generation_test.bzl", _multimodal_generation_test = "multimodal_generation_test")
+load("//rules/private:multimodal_program.bzl", _multimodal_program = "multimodal_program")
 load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
 load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:program_report.bzl", _program_dashboard = "program_dashboard")
@@ -107,6 +109,10 @@ llm_program = _llm_program
 # An encoder-decoder program's greedy tokens against the eager model's (docs/huggingface.md).
 seq2seq_generation_test = _seq2seq_generation_test
 llm_generation_test = _llm_generation_test
+
+# Vision-language models for ExecuTorch's MultimodalRunner (docs/llm.md, "Images and audio").
+multimodal_program = _multimodal_program
+multimodal_generation_test = _multimodal_generation_test
 
 # Many programs, one set of weights: LoRA adapters over a base model, whose programs share the
 # base program's .ptd (docs/llm.md, "LoRA adapters: one set of weights").

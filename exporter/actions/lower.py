@@ -170,6 +170,10 @@ def lowered(config, generate_etrecord=False):
         from exporter.actions import llm
 
         constants.update(llm.constants(config, programs))
+    if config.multimodal:
+        from exporter.actions import multimodal
+
+        constants.update(multimodal.constants(config, programs))
     clash = sorted(set(constants) & set(programs))
     if clash:  # ExecuTorch would keep both under one name, and the constant would be unreachable
         raise UserError(f"executorch_program {config.label}: metadata {clash[0]!r} has the name of a "
@@ -197,6 +201,8 @@ def lowered(config, generate_etrecord=False):
         raise UserError(lowering_errors.explain(e, context)) from e
     if config.llm:
         llm.check_context(config, programs["forward"])
+    if config.multimodal:
+        multimodal.check_context(config, programs["text_decoder"])
     shared = sharing.verify(et_program, programs, foundation, config.label) if foundation else None
     return et_program, constants, state, shared, programs
 

@@ -251,6 +251,18 @@ class LlmConfig(Config):
 
 
 @dataclasses.dataclass(frozen=True)
+class MultimodalConfig(Config):
+    """A multimodal_program's runner facts, from which actions/multimodal.py writes its constant
+    methods and checks the methods against each other and against the image it takes."""
+
+    max_seq_len: int
+    max_context_len: int
+    tokenizer: TokenizerRef
+    image_size: tuple[int, ...]  # (height, width)
+    channels: int
+
+
+@dataclasses.dataclass(frozen=True)
 class FoundationRef(Config):
     """A foundation_weights target: its label and the index actions/sharing.py checks against."""
 
@@ -275,6 +287,7 @@ class LowerConfig(ActionConfig):
     kernels     the kernel libraries the operators outside delegates must be in (core/kernels.py);
                 default the portable library of the executing venv's ExecuTorch
     llm         LlmConfig of an llm_program, else None
+    multimodal  MultimodalConfig of a multimodal_program, else None
     foundation  FoundationRef of a program built against a foundation_weights, else None
     backend_options   the options of the backends that have some (core/backends.py), or None
     backend_packages  the paths of the identity files of the backend package repositories the
@@ -289,6 +302,7 @@ class LowerConfig(ActionConfig):
     kernels: tuple[dict, ...] = DEFAULT_KERNELS
     method_backends: dict[str, tuple[str, ...]] | None = None
     llm: LlmConfig | None = None
+    multimodal: MultimodalConfig | None = None
     foundation: FoundationRef | None = None
     backend_options: BackendOptions | None = None
     backend_packages: tuple[str, ...] = ()

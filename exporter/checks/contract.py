@@ -38,6 +38,7 @@ MODULES = {
     "bundled_cases": "exporter.checks.bundled_cases",  # bundled_program_test
     "generation": "exporter.checks.generation",  # llm_generation_test
     "golden": "exporter.checks.golden",  # graph_snapshot_test, and every golden's .update
+    "multimodal_generation": "exporter.checks.multimodal_generation",  # multimodal_generation_test
     "numerics": "exporter.checks.numerics",  # numerics_test
     "profile": "exporter.checks.profile",  # executorch_benchmark's <name>.profile
     "pte_inspect": "exporter.formats.pte_inspect",  # pte_inspect
@@ -264,6 +265,30 @@ class GenerationTestConfig(CheckConfig):
     ptd: str | None = None
     arm64_runner: str | None = None
     backend_packages: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MultimodalGenerationConfig(CheckConfig):
+    """multimodal_generation_test: a multimodal_program's greedy generation in ExecuTorch's
+    MultimodalRunner, from each image with each prompt.
+
+    program, pte, ptd, manifest, tokenizer   as GenerationTestConfig's
+    vision_encoder, token_embedding, text_decoder   RunfilesModelConfig of each method's eager model
+    images                 the image files (binary PPM or PGM), as an app reads them
+    prompts, max_new_tokens   what to generate
+    """
+
+    program: str
+    pte: str
+    manifest: str
+    tokenizer: dict
+    vision_encoder: RunfilesModelConfig
+    token_embedding: RunfilesModelConfig
+    text_decoder: RunfilesModelConfig
+    images: tuple[str, ...]
+    prompts: tuple[str, ...]
+    max_new_tokens: int
+    ptd: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -251,6 +251,8 @@ def _config(ctx, checked, semantics):
     config["kernels"] = checked.kernels
     if semantics.llm:
         config["llm"] = semantics.llm
+    if semantics.multimodal:
+        config["multimodal"] = semantics.multimodal
     if checked.foundation:
         config["foundation"] = {"label": str(checked.foundation.label), "index": checked.foundation.index.path}
     return config
@@ -289,7 +291,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
         ),
     ]
 
-def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None):
+def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None, multimodal = None):
     """What a rule adds to the shared lowering.
 
     Args:
@@ -297,11 +299,13 @@ def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None):
       llm: for llm_program, the config's "llm" entry (exporter/actions/llm.py); else None.
       inputs: Files the lowering reads besides the .pt2 files and kernel lists.
       tokenizer: the TokenizerInfo the program records, or None.
+      multimodal: for multimodal_program, the config's "multimodal" entry
+        (exporter/actions/multimodal.py); else None.
 
     Returns:
       The semantics lower_program takes.
     """
-    return struct(kind = kind, llm = llm, inputs = inputs, tokenizer = tokenizer)
+    return struct(kind = kind, llm = llm, inputs = inputs, tokenizer = tokenizer, multimodal = multimodal)
 
 def lower_program(ctx, semantics):
     """The implementation of a rule with PROGRAM_ATTRS: checks, then the lowering's actions.

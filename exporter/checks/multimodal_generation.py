@@ -1,0 +1,143 @@
+"""The runner behind multimodal_generation_test: a multimodal_program generates, greedily, in
+ExecuTorch's MultimodalRunner (C++ behind Python bindings) from one image and one prompt, as an
+app feeds it, and must give the eager model's tokens, token for token. Prints each pair's text,
+the time to the first token and tokens per second.
+
+The app's side: it reads an image file (binary PPM or PGM here) into pixels, checks their size
+against the program's get_image_height, get_image_width and get_image_channels, scales them to
+0..1 and gives [channels, height, width] floats to the runner with the prompt's text. The eager
+side follows the runner: the image's embeddings, then the prompt's (encoded without begin or end
+tokens), each one call of the decoder at the next positions; then one token per call, until an
+end id or max_new_tokens (capped by get_max_context_len).
+"""
+
+import json
+import os
+import sys
+import time
+
+import torch
+
+from exporter.actions import tokenizer
+from exporter.checks import contract
+
+
+def read_image(path):
+    """(pixels [channels, height, width] uint8) of a binary PPM (P6, RGB) or PGM (P5, gray)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    fields, offset = [], 0
+    while len(fields) < 4:  # magic, width, height, maxval, separated by whitespace (no comments)
+        while offset < len(data) and data[offset:offset + 1].isspace():
+            offset += 1
+        end = offset
+        while end < len(data) and not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[offset:end].decode("ascii", "replace"))
+        offset = end
+    magic, width, height, maxval = fields[0], *(int(x) if x.isdigit() else -1 for x in fields[1:])
+    channels = {"P6": 3, "P5": 1}.get(magic)
+    pixels = data[offset + 1:]
+    if channels is None or maxval != 255 or len(pixels) != width * height * channels:
+        raise ValueError(f"image {os.path.basename(path)} is not a binary 8-bit PPM or PGM; convert it "
+                         f"(e.g. with ImageMagick: convert in.png -depth 8 out.ppm)")
+    hwc = torch.frombuffer(bytearray(pixels), dtype=torch.uint8).view(height, width, channels)
+    return hwc.permute(2, 0, 1).contiguous()
+
+
+def check_image(config, name, pixels, constants):
+    """Fails in one line unless the image has the program's size and channels."""
+    want = [constants["get_image_channels"], constants["get_image_height"], constants["get_image_width"]]
+    if list(pixels.shape) != want:
+        c, h, w = want
+        raise ValueError(f"image {name} is {'x'.join(map(str, pixels.shape))} (channels x height x width) but "
+                         f"{config.program} takes {c}x{h}x{w} (its channels and image_size); resize it to "
+                         f"{w}x{h} {'RGB' if c == 3 else 'RGBA'}, as the app must before calling the runner")
+
+
+def eager_tokens(models, image, prompt, count, eos_ids):
+    """Greedy ids after the image and the prompt (ids), from the eager model's three parts,
+    called with the names of the methods' inputs (multimodal_program's shape specs)."""
+    vision, embed, decoder = models
+    with torch.no_grad():
+        position = 0
+        for embeddings in (vision(image=image.unsqueeze(0)), embed(tokens=torch.tensor([prompt]))):
+            seq = embeddings.shape[1]
+            logits = decoder(embeddings=embeddings, input_pos=torch.arange(position, position + seq))
+            position += seq
+        out = [int(logits[0, -1].argmax())]
+        while len(out) < count and out[-1] not in eos_ids:
+            logits = decoder(embeddings=embed(tokens=torch.tensor([[out[-1]]])), input_pos=torch.tensor([position]))
+            position += 1
+            out.append(int(logits[0, -1].argmax()))
+    return out
+
+
+def runner_pieces(config, image, prompt, count):
+    """(pieces the MultimodalRunner's token callback gave, seconds to the first, seconds between
+    the first and the last), from a fresh runner (a fresh cache)."""
+    from executorch.extension.llm.runner import GenerationConfig, MultimodalRunner, make_image_input, make_text_input
+
+    args = (config.pte, config.tokenizer["file"]) + ((config.ptd,) if config.ptd else ())
+    runner = MultimodalRunner(*args)
+    settings = GenerationConfig(max_new_tokens=count, temperature=0.0, echo=False)
+    pieces, times = [], []
+
+    def on_token(piece):
+        times.append(time.perf_counter())
+        pieces.append(piece)
+
+    start = time.perf_counter()
+    runner.generate([make_image_input(image), make_text_input(prompt)], settings, token_callback=on_token)
+    return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
+
+
+def run(config):
+    """(ok, report text) of a contract.MultimodalGenerationConfig."""
+    from exporter.core.model_loader import load_model
+
+    with open(config.tokenizer["manifest"], encoding="utf-8") as f:
+        eos_ids = json.load(f)["eos_ids"]
+    with open(config.manifest, encoding="utf-8") as f:
+        constants = json.load(f)["constant_methods"]
+    if "get_image_seq_len" not in constants:
+        raise ValueError(f"{config.program} has no get_image_seq_len; make it with multimodal_program")
+    images = {os.path.basename(p): read_image(p) for p in config.images}
+    for name, pixels in images.items():
+        check_image(config, name, pixels, constants)
+    runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
+    lines = [f"{config.label}: {config.program} in ExecuTorch's MultimodalRunner, greedy, against the eager "
+             f"models {config.vision_encoder.label}, {config.token_embedding.label}, {config.text_decoder.label}"]
+    ok, n = True, constants["get_image_seq_len"]
+    for (name, pixels), prompt in [(i, p) for i in images.items() for p in config.prompts]:
+        image = pixels.float() / 255  # what the app gives: 0..1, [channels, height, width]
+        ids = runner_tokenizer.encode(prompt, 0, 0)
+        if not 0 < len(ids) < constants["get_max_seq_len"]:
+            raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
+                             f"{constants['get_max_seq_len'] - 1} (max_seq_len - 1): shorten it in prompts")
+        count = min(config.max_new_tokens, constants["get_max_context_len"] - n - len(ids))
+        parts = (config.vision_encoder, config.token_embedding, config.text_decoder)
+        loaded = {m.label: load_model(m) for m in parts}  # one module per model: the methods may share one
+        models = [loaded[m.label] for m in parts]
+        expected = eager_tokens(models, image, ids, count, eos_ids)  # fresh models: a fresh cache
+        pieces = [runner_tokenizer.decode(token) for token in expected]
+        got, first, rest = runner_pieces(config, image, prompt, count)
+        same = got == pieces
+        ok = ok and same
+        rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
+        lines.append(f"  image {name} + prompt {prompt!r} ({n} + {len(ids)} embeddings): eager continues "
+                     f"{''.join(pieces)!r} ({len(expected)} tokens)")
+        lines.append(f"    MultimodalRunner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; "
+                     f"first token after {first * 1000:.1f} ms{rate}")
+    if not ok:
+        lines.append("The program does not generate what the model generates: check each method against the "
+                     "runner's contract (docs/llm.md, \"Images and audio\"), then the program's numerics_test.")
+    return ok, "\n".join(lines) + "\n"
+
+
+def main(argv):
+    return contract.main(argv, contract.MultimodalGenerationConfig, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,132 @@
+"""multimodal_program: a vision-language model as one program with the methods ExecuTorch's
+MultimodalRunner calls (vision_encoder, token_embedding, text_decoder), loaded with its tokenizer.
+
+Its rule lowers like llm_program's (lowering.bzl's lower_program), with semantics that add the
+tokenizer, the runner's limits and the image's facts; the lowering checks the methods against
+each other and writes the constant methods (exporter/actions/multimodal.py)."""
+
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":attr_checks.bzl", "macro_label")
+load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
+load(":torch_export.bzl", "torch_export")
+
+# The runner's image: 3 (RGB) or 4 (RGBA) channels; it refuses others.
+_CHANNELS = [3, 4]
+
+def _multimodal_program_impl(ctx):
+    tokenizer = ctx.attr.tokenizer[TokenizerInfo]
+    multimodal = {
+        "channels": ctx.attr.channels,
+        "image_size": ctx.attr.image_size,
+        "max_context_len": ctx.attr.max_context_len,
+        "max_seq_len": ctx.attr.max_seq_len,
+        "tokenizer": {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
+    }
+    return lower_program(ctx, lowering_semantics(
+        "multimodal_program",
+        multimodal = multimodal,
+        inputs = [tokenizer.manifest],
+        tokenizer = tokenizer,
+    ))
+
+multimodal_program_rule = rule(
+    implementation = _multimodal_program_impl,
+    doc = "Lowers a vision-language model for ExecuTorch's MultimodalRunner. Outputs <name>.pte and <name>.pte.json.",
+    attrs = dict(PROGRAM_ATTRS, **{
+        "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "The tokenizer the app loads."),
+        "max_seq_len": attr.int(mandatory = True, doc = "The runner's get_max_seq_len (checked by the macro)."),
+        "max_context_len": attr.int(mandatory = True, doc = "The runner's get_max_context_len (checked by the macro)."),
+        "image_size": attr.int_list(mandatory = True, doc = "[height, width] (checked by the macro)."),
+        "channels": attr.int(mandatory = True, doc = "The image's channels (checked by the macro)."),
+    }),
+    provides = [ExecuTorchProgramInfo],
+    toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
+)
+
+def _check(name, max_seq_len, max_context_len, image_size, channels, embedding_dim):
+    """max_context_len, defaulted; fails in one line on an attribute the runner would refuse."""
+    where = "multimodal_program {}: ".format(macro_label(name))
+    if type(max_seq_len) != "int" or max_seq_len < 2:
+        fail(where + "max_seq_len = {} must be an int of at least 2 (the runner calls with up to max_seq_len - 1 embeddings)".format(repr(max_seq_len)))
+    max_context_len = max_context_len or max_seq_len
+    if type(max_context_len) != "int" or max_context_len < max_seq_len:
+        fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
+    if type(image_size) != "list" or len(image_size) != 2 or [s for s in image_size if type(s) != "int" or s < 1]:
+        fail(where + "image_size = {} must be [height, width], two ints of at least 1, e.g. [224, 224]".format(repr(image_size)))
+    if channels not in _CHANNELS:
+        fail(where + "channels = {} is not one ExecuTorch's MultimodalRunner takes; use 3 (RGB) or 4 (RGBA) and convert the image in the app".format(repr(channels)))
+    if type(embedding_dim) != "int" or embedding_dim < 1:
+        fail(where + "embedding_dim = {} must be an int of at least 1: the width of the embeddings text_decoder takes".format(repr(embedding_dim)))
+    return max_context_len
+
+def _specs(name, max_seq_len, image_size, channels, embedding_dim, common):
+    """Declares <name>_<method>_spec for the three methods the runner calls."""
+    seq = {"seq": dim(min = 1, max = max_seq_len - 1)}
+    shape_spec(
+        name = name + "_vision_encoder_spec",
+        inputs = {"image": tensor([1, channels] + image_size)},
+        **common
+    )
+    shape_spec(
+        name = name + "_token_embedding_spec",
+        dims = seq,
+        inputs = {"tokens": tensor([1, "seq"], dtype = "int64")},
+        **common
+    )
+    shape_spec(
+        name = name + "_text_decoder_spec",
+        dims = seq,
+        inputs = {
+            "embeddings": tensor([1, "seq", embedding_dim]),
+            "input_pos": tensor(["seq"], dtype = "int64", fill = 0),
+        },
+        **common
+    )
+
+def multimodal_program(name, vision_encoder, token_embedding, text_decoder, tokenizer, max_seq_len, embedding_dim, image_size, channels = 3, max_context_len = None, backends = LOWER_DEFAULTS["backends"], **kwargs):
+    """Exports a vision-language model for ExecuTorch's MultimodalRunner, as one <name>.pte.
+
+    The runner sends an image through the method vision_encoder (image [1, channels, height,
+    width] float32 -> embeddings [1, n, embedding_dim]), text through token_embedding (tokens
+    [1, seq] int64 -> [1, seq, embedding_dim]), and either's embeddings through text_decoder
+    (embeddings [1, seq, embedding_dim], input_pos [seq] int64 -> logits [1, seq, vocab]), which
+    keeps its KV cache in buffers; then each new token through token_embedding and text_decoder.
+    The macro declares each method's shape spec (<name>_<method>_spec; seq from 1 to
+    max_seq_len - 1) and export (<name>_<method>_ep), and the program, whose lowering writes
+    llm_program's constant methods plus get_image_height, get_image_width, get_image_channels
+    and get_image_seq_len. The build fails, in one line, on an image size or channel count the
+    runner or the encoder cannot take, and on embeddings whose widths differ between the
+    encoders and the decoder (docs/llm.md, "Images and audio").
+
+    Args:
+      name: the program's name.
+      vision_encoder: the torch_model whose forward is image -> embeddings.
+      token_embedding: the torch_model whose forward is tokens -> embeddings.
+      text_decoder: the torch_model whose forward is (embeddings, input_pos) -> logits.
+      tokenizer: the tokenizer target the app loads with the program.
+      max_seq_len: the most embeddings the runner feeds in one call, plus one (an image's
+        embeddings go in one call); at least 2.
+      embedding_dim: the width of the embeddings text_decoder takes.
+      image_size: [height, width] of the image the app gives (after resizing).
+      channels: 3 (RGB, the default) or 4 (RGBA).
+      max_context_len: the most positions the cache holds; default max_seq_len.
+      backends: as executorch_program's; default ["xnnpack"].
+      **kwargs: executorch_program's other attributes (weights, kernels, tags, ...).
+    """
+    max_context_len = _check(name, max_seq_len, max_context_len, image_size, channels, embedding_dim)
+    common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
+    _specs(name, max_seq_len, image_size, channels, embedding_dim, common)
+    models = {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}
+    for method, model in models.items():
+        torch_export(name = "{}_{}_ep".format(name, method), model = model, shapes = ":{}_{}_spec".format(name, method), **common)
+    multimodal_program_rule(
+        name = name,
+        tokenizer = tokenizer,
+        max_seq_len = max_seq_len,
+        max_context_len = max_context_len,
+        image_size = image_size,
+        channels = channels,
+        **program_attrs(methods = {m: ":{}_{}_ep".format(name, m) for m in models}, backends = backends, **kwargs)
+    )
