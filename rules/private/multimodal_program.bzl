@@ -7,7 +7,7 @@ each other and writes the constant methods (exporter/actions/multimodal.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "macro_label")
+load(":attr_checks.bzl", "macro_label", "message_prefix")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "torch_export")
@@ -15,7 +15,16 @@ load(":torch_export.bzl", "torch_export")
 # The runner's image: 3 (RGB) or 4 (RGBA) channels; it refuses others.
 _CHANNELS = [3, 4]
 
+def _check_image(ctx):
+    """Fails in one line on an image the runner would refuse (checked at analysis, so tested)."""
+    where = message_prefix("multimodal_program", ctx.label)
+    if len(ctx.attr.image_size) != 2 or [s for s in ctx.attr.image_size if s < 1]:
+        fail(where + "image_size = {} must be [height, width], two ints of at least 1, e.g. [224, 224]".format(ctx.attr.image_size))
+    if ctx.attr.channels not in _CHANNELS:
+        fail(where + "channels = {} is not one ExecuTorch's MultimodalRunner takes; use 3 (RGB) or 4 (RGBA) and convert the image in the app".format(ctx.attr.channels))
+
 def _multimodal_program_impl(ctx):
+    _check_image(ctx)
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
     multimodal = {
         "channels": ctx.attr.channels,
@@ -45,18 +54,14 @@ multimodal_program_rule = rule(
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
-def _check(name, max_seq_len, max_context_len, image_size, channels, embedding_dim):
-    """max_context_len, defaulted; fails in one line on an attribute the runner would refuse."""
+def _check(name, max_seq_len, max_context_len, embedding_dim):
+    """max_context_len, defaulted; fails in one line on a length or width the macro needs."""
     where = "multimodal_program {}: ".format(macro_label(name))
     if type(max_seq_len) != "int" or max_seq_len < 2:
         fail(where + "max_seq_len = {} must be an int of at least 2 (the runner calls with up to max_seq_len - 1 embeddings)".format(repr(max_seq_len)))
     max_context_len = max_context_len or max_seq_len
     if type(max_context_len) != "int" or max_context_len < max_seq_len:
         fail(where + "max_context_len = {} must be an int of at least max_seq_len ({})".format(repr(max_context_len), max_seq_len))
-    if type(image_size) != "list" or len(image_size) != 2 or [s for s in image_size if type(s) != "int" or s < 1]:
-        fail(where + "image_size = {} must be [height, width], two ints of at least 1, e.g. [224, 224]".format(repr(image_size)))
-    if channels not in _CHANNELS:
-        fail(where + "channels = {} is not one ExecuTorch's MultimodalRunner takes; use 3 (RGB) or 4 (RGBA) and convert the image in the app".format(repr(channels)))
     if type(embedding_dim) != "int" or embedding_dim < 1:
         fail(where + "embedding_dim = {} must be an int of at least 1: the width of the embeddings text_decoder takes".format(repr(embedding_dim)))
     return max_context_len
@@ -115,7 +120,7 @@ def multimodal_program(name, vision_encoder, token_embedding, text_decoder, toke
       backends: as executorch_program's; default ["xnnpack"].
       **kwargs: executorch_program's other attributes (weights, kernels, tags, ...).
     """
-    max_context_len = _check(name, max_seq_len, max_context_len, image_size, channels, embedding_dim)
+    max_context_len = _check(name, max_seq_len, max_context_len, embedding_dim)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _specs(name, max_seq_len, image_size, channels, embedding_dim, common)
     models = {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}
