@@ -106,8 +106,10 @@ def run(config):
     for name, pixels in images.items():
         check_image(config, name, pixels, constants)
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
+    parts = (config.vision_encoder, config.token_embedding, config.text_decoder)
+    models_text = ", ".join(dict.fromkeys(m.label for m in parts))  # the methods may share one model
     lines = [f"{config.label}: {config.program} in ExecuTorch's MultimodalRunner, greedy, against the eager "
-             f"models {config.vision_encoder.label}, {config.token_embedding.label}, {config.text_decoder.label}"]
+             f"model {models_text}"]
     ok, n = True, constants["get_image_seq_len"]
     for (name, pixels), prompt in [(i, p) for i in images.items() for p in config.prompts]:
         image = pixels.float() / 255  # what the app gives: 0..1, [channels, height, width]
@@ -116,7 +118,6 @@ def run(config):
             raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
                              f"{constants['get_max_seq_len'] - 1} (max_seq_len - 1): shorten it in prompts")
         count = min(config.max_new_tokens, constants["get_max_context_len"] - n - len(ids))
-        parts = (config.vision_encoder, config.token_embedding, config.text_decoder)
         loaded = {m.label: load_model(m) for m in parts}  # one module per model: the methods may share one
         models = [loaded[m.label] for m in parts]
         expected = eager_tokens(models, image, ids, count, eos_ids)  # fresh models: a fresh cache

@@ -45,6 +45,7 @@ EXAMPLE_SOURCES = [
     "native/arm64/BUILD",  # arm64_binary and app_archive: the runner for arm64
     "tests/huggingface/BUILD",  # seq2seq_generation_test: the architectures table's T5 and Whisper
     "tests/backends/BUILD",  # openvino(...) and coreml(...): the backends beside XNNPACK
+    "models/vlm/BUILD",  # multimodal_program and its generation test
 ]
 
 README = "README.md"
