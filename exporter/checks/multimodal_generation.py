@@ -1,7 +1,8 @@
 """The runner behind multimodal_generation_test: a multimodal_program generates, greedily, in
 ExecuTorch's MultimodalRunner (C++ behind Python bindings) from one image and one prompt, as an
-app feeds it, and must give the eager model's tokens, token for token. Prints each pair's text,
-the time to the first token and tokens per second.
+app feeds it, and must give the eager model's tokens, token for token; with several prompts, also
+as a chat whose earlier turns the runner prefills (prefill, then generate). Prints each
+conversation's text, the time to the first token and tokens per second.
 
 The app's side: it reads an image file (binary PPM or PGM here) into pixels, checks their size
 against the program's get_image_height, get_image_width and get_image_channels, scales them to
@@ -55,13 +56,15 @@ def check_image(config, name, pixels, constants):
                          f"{w}x{h} {'RGB' if c == 3 else 'RGBA'}, as the app must before calling the runner")
 
 
-def eager_tokens(models, image, prompt, count, eos_ids):
-    """Greedy ids after the image and the prompt (ids), from the eager model's three parts,
-    called with the names of the methods' inputs (multimodal_program's shape specs)."""
+def eager_tokens(models, inputs, count, eos_ids):
+    """Greedy ids after `inputs` (("image", pixels) or ("text", ids), in order), from the eager
+    model's three parts, each input one decoder call as the runner prefills it, the parts called
+    with the names of the methods' inputs (multimodal_program's shape specs)."""
     vision, embed, decoder = models
     with torch.no_grad():
         position = 0
-        for embeddings in (vision(image=image.unsqueeze(0)), embed(tokens=torch.tensor([prompt]))):
+        for kind, value in inputs:
+            embeddings = vision(image=value.unsqueeze(0)) if kind == "image" else embed(tokens=torch.tensor([value]))
             seq = embeddings.shape[1]
             logits = decoder(embeddings=embeddings, input_pos=torch.arange(position, position + seq))
             position += seq
@@ -73,13 +76,17 @@ def eager_tokens(models, image, prompt, count, eos_ids):
     return out
 
 
-def runner_pieces(config, image, prompt, count):
+def runner_pieces(config, history, inputs, count):
     """(pieces the MultimodalRunner's token callback gave, seconds to the first, seconds between
-    the first and the last), from a fresh runner (a fresh cache)."""
+    the first and the last), from a fresh runner (a fresh cache) that prefills `history` (a chat's
+    earlier turns; prefill) and then generates from `inputs`, each ("image", pixels) or ("text",
+    prompt)."""
     from executorch.extension.llm.runner import GenerationConfig, MultimodalRunner, make_image_input, make_text_input
 
-    args = (config.pte, config.tokenizer["file"]) + ((config.ptd,) if config.ptd else ())
-    runner = MultimodalRunner(*args)
+    def runner_inputs(listed):
+        return [make_image_input(v) if kind == "image" else make_text_input(v) for kind, v in listed]
+
+    runner = MultimodalRunner(config.pte, config.tokenizer["file"], *([config.ptd] if config.ptd else []))
     settings = GenerationConfig(max_new_tokens=count, temperature=0.0, echo=False)
     pieces, times = [], []
 
@@ -87,9 +94,47 @@ def runner_pieces(config, image, prompt, count):
         times.append(time.perf_counter())
         pieces.append(piece)
 
+    if history:
+        runner.prefill(runner_inputs(history))
     start = time.perf_counter()
-    runner.generate([make_image_input(image), make_text_input(prompt)], settings, token_callback=on_token)
+    runner.generate(runner_inputs(inputs), settings, token_callback=on_token)
     return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
+
+
+def conversations(config, images):
+    """[(title, history, inputs)]: each image with each prompt in one generate; with several
+    prompts, also each image and the prompts but the last prefilled as a chat's history, then
+    the last prompt generated from."""
+    cases = [(f"image {name} + prompt {prompt!r}", [], [("image", pixels), ("text", prompt)])
+             for name, pixels in images.items() for prompt in config.prompts]
+    if len(config.prompts) > 1:
+        cases += [(f"chat: prefill image {name} + {len(config.prompts) - 1} prompt(s), generate from "
+                   f"{config.prompts[-1]!r}", [("image", pixels)] + [("text", p) for p in config.prompts[:-1]],
+                   [("text", config.prompts[-1])]) for name, pixels in images.items()]
+    return cases
+
+
+def _case(config, context, title, history, inputs):
+    """(same tokens, report lines) of one conversation; context: (models loader, tokenizer,
+    constant methods, eos ids)."""
+    load_models, runner_tokenizer, constants, eos_ids = context
+    ids = {text: runner_tokenizer.encode(text, 0, 0) for kind, text in history + inputs if kind == "text"}
+    for text, tokens in ids.items():
+        if not 0 < len(tokens) < constants["get_max_seq_len"]:
+            raise ValueError(f"prompt {text!r} is {len(tokens)} tokens; {config.program} takes 1 to "
+                             f"{constants['get_max_seq_len'] - 1} (max_seq_len - 1): shorten it in prompts")
+    eager_inputs = [(kind, ids[v] if kind == "text" else v) for kind, v in history + inputs]
+    sizes = [constants["get_image_seq_len"] if kind == "image" else len(v) for kind, v in eager_inputs]
+    count = min(config.max_new_tokens, constants["get_max_context_len"] - sum(sizes))
+    expected = eager_tokens(load_models(), eager_inputs, count, eos_ids)  # fresh models: a fresh cache
+    pieces = [runner_tokenizer.decode(token) for token in expected]
+    got, first, rest = runner_pieces(config, history, inputs, count)
+    same = got == pieces
+    rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
+    return same, [f"  {title} ({' + '.join(map(str, sizes))} embeddings): eager continues {''.join(pieces)!r} "
+                  f"({len(expected)} tokens)",
+                  f"    MultimodalRunner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first "
+                  f"token after {first * 1000:.1f} ms{rate}"]
 
 
 def run(config):
@@ -105,31 +150,20 @@ def run(config):
     images = {os.path.basename(p): read_image(p) for p in config.images}
     for name, pixels in images.items():
         check_image(config, name, pixels, constants)
+    images = {name: pixels.float() / 255 for name, pixels in images.items()}  # what the app gives: 0..1, [C, H, W]
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
     parts = (config.vision_encoder, config.token_embedding, config.text_decoder)
-    models_text = ", ".join(dict.fromkeys(m.label for m in parts))  # the methods may share one model
+
+    def load_models():  # one module per model: the methods may share one, and its cache
+        loaded = {m.label: load_model(m) for m in parts}
+        return [loaded[m.label] for m in parts]
+
     lines = [f"{config.label}: {config.program} in ExecuTorch's MultimodalRunner, greedy, against the eager "
-             f"model {models_text}"]
-    ok, n = True, constants["get_image_seq_len"]
-    for (name, pixels), prompt in [(i, p) for i in images.items() for p in config.prompts]:
-        image = pixels.float() / 255  # what the app gives: 0..1, [channels, height, width]
-        ids = runner_tokenizer.encode(prompt, 0, 0)
-        if not 0 < len(ids) < constants["get_max_seq_len"]:
-            raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
-                             f"{constants['get_max_seq_len'] - 1} (max_seq_len - 1): shorten it in prompts")
-        count = min(config.max_new_tokens, constants["get_max_context_len"] - n - len(ids))
-        loaded = {m.label: load_model(m) for m in parts}  # one module per model: the methods may share one
-        models = [loaded[m.label] for m in parts]
-        expected = eager_tokens(models, image, ids, count, eos_ids)  # fresh models: a fresh cache
-        pieces = [runner_tokenizer.decode(token) for token in expected]
-        got, first, rest = runner_pieces(config, image, prompt, count)
-        same = got == pieces
-        ok = ok and same
-        rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
-        lines.append(f"  image {name} + prompt {prompt!r} ({n} + {len(ids)} embeddings): eager continues "
-                     f"{''.join(pieces)!r} ({len(expected)} tokens)")
-        lines.append(f"    MultimodalRunner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; "
-                     f"first token after {first * 1000:.1f} ms{rate}")
+             f"model {', '.join(dict.fromkeys(m.label for m in parts))}"]
+    ok = True
+    for title, history, inputs in conversations(config, images):
+        same, case_lines = _case(config, (load_models, runner_tokenizer, constants, eos_ids), title, history, inputs)
+        ok, lines = ok and same, lines + case_lines
     if not ok:
         lines.append("The program does not generate what the model generates: check each method against the "
                      "runner's contract (docs/llm.md, \"Images and audio\"), then the program's numerics_test.")

@@ -64,7 +64,8 @@ def multimodal_generation_test(name, program, tokenizer, images, prompts, max_ne
     app gives them: the image file read into pixels, checked against the program's image size
     and channels, scaled to 0..1, then the prompt's text. Every generated token must be the eager
     model's (its vision encoder, token embedding and text decoder, called as the runner calls the
-    methods). The test prints each pair's continuation, the time to the first token and tokens
+    methods). With several prompts, each image also runs as a chat: the runner's prefill takes the
+    image and the prompts but the last, then generate the last. The test prints each pair's continuation, the time to the first token and tokens
     per second (docs/llm.md, "Images and audio"). The native runner does not take part: its
     --generate drives one method over token ids.
 
