@@ -9,6 +9,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":attr_checks.bzl", "macro_label", "message_prefix")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "torch_export")
 
@@ -103,7 +104,8 @@ def multimodal_program(name, vision_encoder, token_embedding, text_decoder, toke
     llm_program's constant methods plus get_image_height, get_image_width, get_image_channels
     and get_image_seq_len. The build fails, in one line, on an image size or channel count the
     runner or the encoder cannot take, and on embeddings whose widths differ between the
-    encoders and the decoder (docs/llm.md, "Images and audio").
+    encoders and the decoder (docs/llm.md, "Images and audio"). `bazel run :<name>.explore` serves
+    the program in Google's Model Explorer, as executorch_program's does.
 
     Args:
       name: the program's name.
@@ -135,3 +137,4 @@ def multimodal_program(name, vision_encoder, token_embedding, text_decoder, toke
         channels = channels,
         **program_attrs(methods = {m: ":{}_{}_ep".format(name, m) for m in models}, backends = backends, **kwargs)
     )
+    program_explorer_for(name, kwargs)
