@@ -183,10 +183,7 @@ class Checks:
                 f"native runtime ({config.native_runner_label})"
             lines.append(f"  {what}: FAIL, {e}")
             return False
-        ok = True
-        for call, got in zip(calls, outputs):
-            ok &= self.case(call.name, got, call.expected, lines, runtime)
-        return ok
+        return self._cases(calls, outputs, lines, runtime)
 
     def tosa_reference(self, config, calls, lines):
         """Runs the calls with the program's TOSA graphs in the TOSA reference model
@@ -198,10 +195,7 @@ class Checks:
         except tosa_reference.Unsupported as e:
             lines.append(f"  tosa_reference runtime: FAIL, {e}")
             return False
-        ok = True
-        for call, got in zip(calls, outputs):
-            ok &= self.case(call.name, got, call.expected, lines, "tosa_reference")
-        return ok
+        return self._cases(calls, outputs, lines, "tosa_reference")
 
     def fvp(self, config, calls, lines):
         """Runs the calls on Arm's Corstone FVP through the team's runner, which takes the native
@@ -215,9 +209,13 @@ class Checks:
         except native.NativeError as e:
             lines.append(f"  fvp runtime ({config.fvp_runner_label}): FAIL, {e}")
             return False
+        return self._cases(calls, outputs, lines, "fvp")
+
+    def _cases(self, calls, outputs, lines, runtime):
+        """Compares each call's outputs in `runtime` with its expected ones; appends to lines."""
         ok = True
         for call, got in zip(calls, outputs):
-            ok &= self.case(call.name, got, call.expected, lines, "fvp")
+            ok &= self.case(call.name, got, call.expected, lines, runtime)
         return ok
 
     def runners(self, config, calls, lines, arm64_cases=None):

@@ -42,6 +42,34 @@ def model_config(model, runfiles = False):
         files += lora_files
     return config, depset(files, transitive = [model.srcs])
 
+def runner_program_config(label, program, tokenizer):
+    """A generation test's entries for its program and tokenizer, and the files they name.
+
+    Args:
+      label: the test's label, as a string.
+      program: the ExecuTorchProgramInfo the runner loads.
+      tokenizer: the TokenizerInfo it loads beside it.
+
+    Returns:
+      (dict, list of Files): label, program, pte, ptd, manifest and tokenizer entries (runfiles
+      paths); the .pte, its manifest, the tokenizer's file and manifest, and the .ptd if any.
+    """
+    config = {
+        "label": label,
+        "program": str(program.label),
+        "pte": program.pte.short_path,
+        "ptd": program.ptd.short_path if program.ptd else None,
+        "manifest": program.manifest.short_path,
+        "tokenizer": {
+            "label": str(tokenizer.label),
+            "file": tokenizer.file.short_path,
+            "manifest": tokenizer.manifest.short_path,
+            "format": tokenizer.format,
+        },
+    }
+    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ([program.ptd] if program.ptd else [])
+    return config, files
+
 def _lora_config(model, runfiles):
     """A lora_model's "lora" entry (exporter/actions/registry.py's LoraConfig), and its files."""
     lora = model.lora

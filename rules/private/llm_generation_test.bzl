@@ -4,7 +4,7 @@ runner and in the native runner (exporter/checks/generation.py)."""
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
 load(":backends.bzl", "check_backend_runtimes")
-load(":config_entries.bzl", "model_config")
+load(":config_entries.bzl", "model_config", "runner_program_config")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
@@ -28,27 +28,17 @@ def _generation_test_impl(ctx):
         fail(where + "runtimes = {} names no runtime or an unknown one; use {} or a part of it".format(runtimes, _RUNTIMES))
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64_runner else []), program.backends)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
-    config = {
-        "label": ctx.attr.test_label,
-        "program": str(program.label),
-        "pte": program.pte.short_path,
-        "ptd": program.ptd.short_path if program.ptd else None,
-        "manifest": program.manifest.short_path,
-        "tokenizer": {
-            "label": str(tokenizer.label),
-            "file": tokenizer.file.short_path,
-            "manifest": tokenizer.manifest.short_path,
-            "format": tokenizer.format,
-        },
-        "model": model,
-        "prompts": ctx.attr.prompts,
-        "max_new_tokens": ctx.attr.max_new_tokens,
-        "native_runner": ctx.executable.native_runner.short_path if "native" in runtimes else None,
-        "native_runner_label": str(ctx.attr.native_runner.label),
-    }
+    config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
+    config.update(
+        model = model,
+        prompts = ctx.attr.prompts,
+        max_new_tokens = ctx.attr.max_new_tokens,
+        native_runner = ctx.executable.native_runner.short_path if "native" in runtimes else None,
+        native_runner_label = str(ctx.attr.native_runner.label),
+    )
     if program.backend_packages:  # OpenVINO's runtime library, for ExecuTorch's LLM runner
         config["backend_packages"] = [f.short_path for f in program.backend_packages]
-    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + program.backend_packages + ([program.ptd] if program.ptd else [])
+        files = files + program.backend_packages
     runners = ctx.attr.native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
     if ctx.attr.arm64_runner:
         launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config

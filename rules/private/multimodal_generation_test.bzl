@@ -3,7 +3,7 @@ ExecuTorch's MultimodalRunner, from each image with each prompt
 (exporter/checks/multimodal_generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
-load(":config_entries.bzl", "model_config")
+load(":config_entries.bzl", "model_config", "runner_program_config")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":exporter_py.bzl", "EXPORTER_MODULES")
 
@@ -22,28 +22,17 @@ def _multimodal_generation_test_impl(ctx):
     missing = [m for m in _METHODS if m not in program.methods]
     if missing:
         fail(where + "{} has no method {}; give a multimodal_program".format(program.label, missing[0]))
-    config = {
-        "label": ctx.attr.test_label,
-        "program": str(program.label),
-        "pte": program.pte.short_path,
-        "ptd": program.ptd.short_path if program.ptd else None,
-        "manifest": program.manifest.short_path,
-        "tokenizer": {
-            "label": str(tokenizer.label),
-            "file": tokenizer.file.short_path,
-            "manifest": tokenizer.manifest.short_path,
-            "format": tokenizer.format,
-        },
-        "images": [f.short_path for f in ctx.files.images],
-        "prompts": ctx.attr.prompts,
-        "max_new_tokens": ctx.attr.max_new_tokens,
-    }
+    config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
+    config.update(
+        images = [f.short_path for f in ctx.files.images],
+        prompts = ctx.attr.prompts,
+        max_new_tokens = ctx.attr.max_new_tokens,
+    )
     model_files = []
     for method in _METHODS:
-        config[method], files = model_config(program.methods[method].model, runfiles = True)
-        model_files.append(files)
-    files = [program.pte, program.manifest, tokenizer.file, tokenizer.manifest] + ctx.files.images + ([program.ptd] if program.ptd else [])
-    return write_test_config(ctx, config, files, transitive_files = depset(transitive = model_files))
+        config[method], sources = model_config(program.methods[method].model, runfiles = True)
+        model_files.append(sources)
+    return write_test_config(ctx, config, files + ctx.files.images, transitive_files = depset(transitive = model_files))
 
 _multimodal_generation_test = config_test_rule(
     implementation = _multimodal_generation_test_impl,
