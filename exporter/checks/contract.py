@@ -276,6 +276,8 @@ class MultimodalGenerationConfig(CheckConfig):
     vision_encoder, token_embedding, text_decoder   RunfilesModelConfig of each method's eager model
     images                 the image files (binary PPM or PGM), as an app reads them
     prompts, max_new_tokens   what to generate
+    quantized              {method: {scheme, group_size}} of methods exported with torch_export's
+                           quantize: their eager model is quantized the same way
     """
 
     program: str
@@ -289,6 +291,7 @@ class MultimodalGenerationConfig(CheckConfig):
     prompts: tuple[str, ...]
     max_new_tokens: int
     ptd: str | None = None
+    quantized: dict[str, dict] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,8 @@ import time
 
 import torch
 
-from exporter.actions import tokenizer
+from exporter.actions import eager_quantize, tokenizer
+from exporter.actions.multimodal import METHODS
 from exporter.checks import contract
 
 
@@ -114,9 +115,18 @@ def conversations(config, images):
     return cases
 
 
+def float_agreement(expected, floats):
+    """Tokens of `expected` (a quantized model's) that the float model's `floats` share before the
+    first that differs: after it, the two continue different texts."""
+    same = 0
+    while same < min(len(expected), len(floats)) and expected[same] == floats[same]:
+        same += 1
+    return same
+
+
 def _case(config, context, title, history, inputs):
-    """(same tokens, report lines) of one conversation; context: (models loader, tokenizer,
-    constant methods, eos ids)."""
+    """(same tokens, (tokens shared with the float model, tokens), report lines) of one
+    conversation; context: (models loader, tokenizer, constant methods, eos ids)."""
     load_models, runner_tokenizer, constants, eos_ids = context
     ids = {text: runner_tokenizer.encode(text, 0, 0) for kind, text in history + inputs if kind == "text"}
     for text, tokens in ids.items():
@@ -131,10 +141,18 @@ def _case(config, context, title, history, inputs):
     got, first, rest = runner_pieces(config, history, inputs, count)
     same = got == pieces
     rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
-    return same, [f"  {title} ({' + '.join(map(str, sizes))} embeddings): eager continues {''.join(pieces)!r} "
-                  f"({len(expected)} tokens)",
-                  f"    MultimodalRunner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first "
-                  f"token after {first * 1000:.1f} ms{rate}"]
+    lines = [f"  {title} ({' + '.join(map(str, sizes))} embeddings): eager{' (quantized)' if config.quantized else ''} "
+             f"continues {''.join(pieces)!r} ({len(expected)} tokens)",
+             f"    MultimodalRunner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first "
+             f"token after {first * 1000:.1f} ms{rate}"]
+    agreement = (len(expected), len(expected))
+    if config.quantized:
+        floats = eager_tokens(load_models(quantized=False), eager_inputs, count, eos_ids)
+        agreement = (float_agreement(expected, floats), len(expected))
+        rest = "".join(runner_tokenizer.decode(t) for t in floats[agreement[0]:])
+        alike = f"the first {agreement[0]} of {agreement[1]} tokens alike, then {rest!r}"
+        lines.append(f"    float model: {'the same tokens' if floats == expected else alike}")
+    return same, agreement, lines
 
 
 def run(config):
@@ -154,16 +172,29 @@ def run(config):
     runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
     parts = (config.vision_encoder, config.token_embedding, config.text_decoder)
 
-    def load_models():  # one module per model: the methods may share one, and its cache
-        loaded = {m.label: load_model(m) for m in parts}
-        return [loaded[m.label] for m in parts]
+    def load_models(quantized=True):  # one module per model: the methods may share one, and its cache
+        loaded, models = {}, []
+        for method, model in zip(METHODS, parts):
+            scheme = config.quantized.get(method) if quantized else None
+            key = (model.label, scheme and scheme["scheme"], scheme and scheme["group_size"])
+            if key not in loaded:
+                loaded[key] = load_model(model)
+                if scheme:  # as torch_export's quantize did before exporting this method
+                    eager_quantize.apply(loaded[key], scheme["scheme"], scheme["group_size"], model.label)
+            models.append(loaded[key])
+        return models
 
     lines = [f"{config.label}: {config.program} in ExecuTorch's MultimodalRunner, greedy, against the eager "
              f"model {', '.join(dict.fromkeys(m.label for m in parts))}"]
-    ok = True
+    ok, shared, total = True, 0, 0
     for title, history, inputs in conversations(config, images):
-        same, case_lines = _case(config, (load_models, runner_tokenizer, constants, eos_ids), title, history, inputs)
-        ok, lines = ok and same, lines + case_lines
+        context = (load_models, runner_tokenizer, constants, eos_ids)
+        same, (alike, count), case_lines = _case(config, context, title, history, inputs)
+        ok, lines, shared, total = ok and same, lines + case_lines, shared + alike, total + count
+    if config.quantized:
+        lines.append(f"Against the float model: {shared} of {total} tokens alike before each conversation's first "
+                     f"difference ({', '.join(sorted(config.quantized))} quantized: "
+                     f"{', '.join(sorted({q['scheme'] for q in config.quantized.values()}))})")
     if not ok:
         lines.append("The program does not generate what the model generates: check each method against the "
                      "runner's contract (docs/llm.md, \"Images and audio\"), then the program's numerics_test.")

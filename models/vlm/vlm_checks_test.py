@@ -51,10 +51,10 @@ def test_the_program_has_the_runners_constant_methods():
         "get_image_width": 16, "get_image_channels": 3, "get_image_seq_len": 4}
 
 
-def _generation_config():
+def _generation_config(prompts=("x",), images=()):
     return contract.MultimodalGenerationConfig.from_json({
         "label": "//pkg:vlm_generation_test", "program": "//pkg:vlm", "pte": "-", "manifest": "-",
-        "tokenizer": {}, "images": [], "prompts": ["x"], "max_new_tokens": 1,
+        "tokenizer": {}, "images": list(images), "prompts": list(prompts), "max_new_tokens": 1,
         **{m: {"label": "//pkg:m", "entry": "m:m", "import_roots": []} for m in multimodal.METHODS}})
 
 
@@ -72,6 +72,12 @@ def test_an_image_of_the_wrong_size_or_channels_names_the_fix(tmp_path, header, 
     assert str(e.value) == (f"image photo.ppm is {found} (channels x height x width) but //pkg:vlm takes 3x16x16 "
                             f"(its channels and image_size); resize it to 16x16 RGB, as the app must before "
                             f"calling the runner")
+
+
+def test_tokens_alike_with_the_float_model_stop_at_the_first_difference():
+    assert multimodal_generation.float_agreement([5, 6, 7, 8], [5, 6, 9, 8]) == 2
+    assert multimodal_generation.float_agreement([5, 6], [5, 6, 7]) == 2
+    assert multimodal_generation.float_agreement([4], [5]) == 0
 
 
 def test_an_encoder_exported_for_another_image_names_the_attributes(tmp_path):

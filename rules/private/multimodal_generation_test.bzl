@@ -28,10 +28,17 @@ def _multimodal_generation_test_impl(ctx):
         prompts = ctx.attr.prompts,
         max_new_tokens = ctx.attr.max_new_tokens,
     )
-    model_files = []
+    model_files, quantized = [], {}
     for method in _METHODS:
-        config[method], sources = model_config(program.methods[method].model, runfiles = True)
+        exported = program.methods[method]
+        config[method], sources = model_config(exported.model, runfiles = True)
         model_files.append(sources)
+        if exported.options.get("quantize"):
+            quantized[method] = {"group_size": exported.options["group_size"], "scheme": exported.options["quantize"]}
+        elif exported.quantization:
+            fail(where + "{}'s {} is quantized by torch_quantize, which has no eager model to generate with; quantize its export with torch_export's quantize (multimodal_program's quantize) instead".format(program.label, method))
+    if quantized:  # only then, so that float programs' configs keep their bytes
+        config["quantized"] = quantized
     return write_test_config(ctx, config, files + ctx.files.images, transitive_files = depset(transitive = model_files))
 
 _multimodal_generation_test = config_test_rule(
@@ -56,7 +63,9 @@ def multimodal_generation_test(name, program, tokenizer, images, prompts, max_ne
     methods). With several prompts, each image also runs as a chat: the runner's prefill takes the
     image and the prompts but the last, then generate the last. The test prints each pair's continuation, the time to the first token and tokens
     per second (docs/llm.md, "Images and audio"). The native runner does not take part: its
-    --generate drives one method over token ids.
+    --generate drives one method over token ids. A method exported with quantize (e.g. a 4-bit
+    text decoder) is compared with its eager model quantized the same way, and the test also
+    prints how many tokens the float model generates alike.
 
     Args:
       name: the test's name.

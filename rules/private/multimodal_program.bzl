@@ -11,7 +11,7 @@ load(":attr_checks.bzl", "macro_label", "message_prefix")
 load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
-load(":torch_export.bzl", "torch_export")
+load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
 # The runner's image: 3 (RGB) or 4 (RGBA) channels; it refuses others.
 _CHANNELS = [3, 4]
@@ -67,6 +67,24 @@ def _check(name, max_seq_len, max_context_len, embedding_dim):
         fail(where + "embedding_dim = {} must be an int of at least 1: the width of the embeddings text_decoder takes".format(repr(embedding_dim)))
     return max_context_len
 
+def _methods(name, models, exported, quantize):
+    """{method: model or export}; fails in one line unless each method comes from one of them."""
+    where = "multimodal_program {}: ".format(macro_label(name))
+    for method, model in models.items():
+        if (model == None) == (method not in exported):
+            fail(where + "{} is {}; give it either as a torch_model ({} = ...) or as an export (exported = {{\"{}\": ...}})".format(
+                method,
+                "given twice" if model != None else "missing",
+                method,
+                method,
+            ))
+    unknown = [m for m in exported if m not in models]
+    if unknown:
+        fail(where + "exported names {}, which the runner does not call; use {}".format(unknown[0], ", ".join(models)))
+    if quantize and "text_decoder" in exported:
+        fail(where + "quantize applies to text_decoder's export, but exported gives text_decoder; quantize that export instead or give text_decoder as a torch_model")
+    return {m: models[m] or exported[m] for m in models}
+
 def _specs(name, max_seq_len, image_size, channels, embedding_dim, common):
     """Declares <name>_<method>_spec for the three methods the runner calls."""
     seq = {"seq": dim(min = 1, max = max_seq_len - 1)}
@@ -91,7 +109,7 @@ def _specs(name, max_seq_len, image_size, channels, embedding_dim, common):
         **common
     )
 
-def multimodal_program(name, vision_encoder, token_embedding, text_decoder, tokenizer, max_seq_len, embedding_dim, image_size, channels = 3, max_context_len = None, backends = LOWER_DEFAULTS["backends"], **kwargs):
+def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, vision_encoder = None, token_embedding = None, text_decoder = None, exported = {}, channels = 3, max_context_len = None, quantize = None, group_size = EXPORT_DEFAULTS["group_size"], backends = LOWER_DEFAULTS["backends"], **kwargs):
     """Exports a vision-language model for ExecuTorch's MultimodalRunner, as one <name>.pte.
 
     The runner sends an image through the method vision_encoder (image [1, channels, height,
@@ -105,29 +123,38 @@ def multimodal_program(name, vision_encoder, token_embedding, text_decoder, toke
     and get_image_seq_len. The build fails, in one line, on an image size or channel count the
     runner or the encoder cannot take, and on embeddings whose widths differ between the
     encoders and the decoder (docs/llm.md, "Images and audio"). `bazel run :<name>.explore` serves
-    the program in Google's Model Explorer, as executorch_program's does.
+    the program in Google's Model Explorer, as executorch_program's does. A method named in
+    exported takes that export instead (e.g. a float program's encoders beside a 4-bit decoder),
+    and quantize applies to the text decoder alone.
 
     Args:
       name: the program's name.
-      vision_encoder: the torch_model whose forward is image -> embeddings.
-      token_embedding: the torch_model whose forward is tokens -> embeddings.
-      text_decoder: the torch_model whose forward is (embeddings, input_pos) -> logits.
       tokenizer: the tokenizer target the app loads with the program.
       max_seq_len: the most embeddings the runner feeds in one call, plus one (an image's
         embeddings go in one call); at least 2.
       embedding_dim: the width of the embeddings text_decoder takes.
       image_size: [height, width] of the image the app gives (after resizing).
       channels: 3 (RGB, the default) or 4 (RGBA).
+      vision_encoder: the torch_model whose forward is image -> embeddings.
+      token_embedding: the torch_model whose forward is tokens -> embeddings.
+      text_decoder: the torch_model whose forward is (embeddings, input_pos) -> logits.
+      exported: {method: export} for methods given as exports (another multimodal_program's
+        <name>_<method>_ep) instead of models; each method comes from exactly one of the two.
       max_context_len: the most positions the cache holds; default max_seq_len.
+      quantize: as torch_export's, for text_decoder's export only ("8da4w": int4 weights in
+        groups, int8 dynamic activations); the encoders stay float.
+      group_size: as torch_export's; default 32.
       backends: as executorch_program's; default ["xnnpack"].
       **kwargs: executorch_program's other attributes (weights, kernels, tags, ...).
     """
     max_context_len = _check(name, max_seq_len, max_context_len, embedding_dim)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _specs(name, max_seq_len, image_size, channels, embedding_dim, common)
-    models = {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}
-    for method, model in models.items():
-        torch_export(name = "{}_{}_ep".format(name, method), model = model, shapes = ":{}_{}_spec".format(name, method), **common)
+    methods = _methods(name, {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}, exported, quantize)
+    for method, model in methods.items():
+        if method not in exported:
+            options = {"group_size": group_size, "quantize": quantize} if method == "text_decoder" and quantize else {}
+            torch_export(name = "{}_{}_ep".format(name, method), model = model, shapes = ":{}_{}_spec".format(name, method), **dict(common, **options))
     multimodal_program_rule(
         name = name,
         tokenizer = tokenizer,
@@ -135,6 +162,6 @@ def multimodal_program(name, vision_encoder, token_embedding, text_decoder, toke
         max_context_len = max_context_len,
         image_size = image_size,
         channels = channels,
-        **program_attrs(methods = {m: ":{}_{}_ep".format(name, m) for m in models}, backends = backends, **kwargs)
+        **program_attrs(methods = {m: exported.get(m, ":{}_{}_ep".format(name, m)) for m in methods}, backends = backends, **kwargs)
     )
     program_explorer_for(name, kwargs)
