@@ -57,6 +57,24 @@ def check_image(config, name, pixels, constants):
                          f"{w}x{h} {'RGB' if c == 3 else 'RGBA'}, as the app must before calling the runner")
 
 
+# Image tokens of the prompt templates of LLaVA and SmolVLM, Llama 3.2 Vision, Qwen2-VL and Gemma 3.
+IMAGE_TOKENS = ("<image>", "<|image|>", "<|image_pad|>", "<start_of_image>")
+
+
+def check_prompts(config):
+    """Fails in one line on a prompt that writes an image token: the program has none (the
+    runner places an image's embeddings where the app lists the image), so the tokenizer would
+    read it as text and the model would see no image there."""
+    for prompt in config.prompts:
+        for token in IMAGE_TOKENS:
+            if token in prompt:
+                raise ValueError(
+                    f"prompt {prompt!r} holds {prompt.count(token)} image token(s) {token!r}, but {config.program} "
+                    f"has no image token: the runner places each image where the app lists it among the inputs "
+                    f"(this test gives {len(config.images)} image(s), each before the prompt) and would read "
+                    f"{token!r} as text; remove it from prompts")
+
+
 def eager_tokens(models, inputs, count, eos_ids):
     """Greedy ids after `inputs` (("image", pixels) or ("text", ids), in order), from the eager
     model's three parts, each input one decoder call as the runner prefills it, the parts called
@@ -165,6 +183,7 @@ def run(config):
         constants = json.load(f)["constant_methods"]
     if "get_image_seq_len" not in constants:
         raise ValueError(f"{config.program} has no get_image_seq_len; make it with multimodal_program")
+    check_prompts(config)
     images = {os.path.basename(p): read_image(p) for p in config.images}
     for name, pixels in images.items():
         check_image(config, name, pixels, constants)

@@ -74,6 +74,22 @@ def test_an_image_of_the_wrong_size_or_channels_names_the_fix(tmp_path, header, 
                             f"calling the runner")
 
 
+@pytest.mark.parametrize("prompt, count, token", [("What is in <image>", 1, "<image>"),
+                                                   ("<|image|> and <|image|>: which is larger", 2, "<|image|>")])
+def test_a_prompt_with_image_tokens_names_how_images_are_placed(prompt, count, token):
+    config = _generation_config(prompts=["A small model", prompt], images=["a.ppm"])
+    with pytest.raises(ValueError) as e:
+        multimodal_generation.check_prompts(config)
+    assert str(e.value) == (f"prompt {prompt!r} holds {count} image token(s) {token!r}, but //pkg:vlm has no image "
+                            f"token: the runner places each image where the app lists it among the inputs (this "
+                            f"test gives 1 image(s), each before the prompt) and would read {token!r} as text; "
+                            f"remove it from prompts")
+
+
+def test_the_zoo_prompts_pass_the_check():
+    multimodal_generation.check_prompts(_generation_config(prompts=["What is in the picture", "A small model"]))
+
+
 def test_tokens_alike_with_the_float_model_stop_at_the_first_difference():
     assert multimodal_generation.float_agreement([5, 6, 7, 8], [5, 6, 9, 8]) == 2
     assert multimodal_generation.float_agreement([5, 6], [5, 6, 7]) == 2

@@ -72,7 +72,9 @@ def multimodal_generation_test(name, program, tokenizer, images, prompts, max_ne
       program: a multimodal_program target.
       tokenizer: the tokenizer target the program was made with.
       images: image files, binary PPM (RGB) or PGM (gray), of the program's image_size.
-      prompts: the prompts, e.g. ["What is in the picture"].
+      prompts: the prompts, e.g. ["What is in the picture"]; one that writes an image token
+        (<image>, <|image|>, ...) fails in one line: the runner places images by their order
+        among the inputs, not by a token.
       max_new_tokens: tokens to generate per image and prompt (fewer when the context is full or
         the model ends the text).
       **kwargs: passed to the test (tags, size, timeout, ...).
