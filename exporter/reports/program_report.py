@@ -154,6 +154,11 @@ def size_section(data):
     if payloads:
         parts.append("<h3>Delegate payloads</h3>" + table(["method", "partition", "backend", "bytes"], payloads,
                                                           numeric=(1, 3)))
+    if len(graph["methods"]) > 1:
+        rows = [[name, n, size(b), Raw(", ".join(f"<code>{esc(m)}</code>" for m in modules)), ", ".join(shared) or "none"]
+                for name, n, b, modules, shared in report_figures.weights_by_method(graph)]
+        parts.append("<h3>Weights by method</h3>" + table(
+            ["method", "tensors", "bytes", "modules", "shares tensors with"], rows, numeric=(1, 2)))
     for name, method in graph["methods"].items():
         if method["weights"]:
             parts.append(f"<h3>{esc(name)}</h3>" + _weights_tables(method))

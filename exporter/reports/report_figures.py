@@ -94,8 +94,8 @@ def weights_by_module(method, limit=15):
     """[(module, bytes, tensors)] of the largest modules by weight bytes, and the rest as one row."""
     by_module = collections.defaultdict(lambda: [0, 0])
     for weight in method["weights"]:
-        if weight["kind"] == "buffer" and not weight["name"].startswith("_lifted"):
-            continue  # a mutable buffer is state, not a weight
+        if _is_state(weight):
+            continue  # state, not a weight
         row = by_module[weight["module"] or "(program)"]
         row[0] += weight["bytes"]
         row[1] += 1
@@ -103,6 +103,23 @@ def weights_by_module(method, limit=15):
     if len(rows) > limit:
         rest = rows[limit:]
         rows = rows[:limit] + [(f"{len(rest)} other modules", sum(r[1] for r in rest), sum(r[2] for r in rest))]
+    return rows
+
+
+def _is_state(weight):
+    return weight["kind"] == "buffer" and not weight["name"].startswith("_lifted")  # a mutable buffer
+
+
+def weights_by_method(graph):
+    """[(method, tensors, bytes, top-level modules, methods that name the same tensors)]: which
+    method holds which weights, state (a mutable buffer such as a KV cache) left out."""
+    names = {m: {w["name"] for w in method["weights"] if not _is_state(w)} for m, method in graph["methods"].items()}
+    rows = []
+    for name, method in graph["methods"].items():
+        weights = [w for w in method["weights"] if not _is_state(w)]
+        modules = sorted({(w["module"] or "(program)").split(".")[0] for w in weights})
+        shared = [other for other in graph["methods"] if other != name and names[name] & names[other]]
+        rows.append((name, len(weights), sum(w["bytes"] for w in weights), modules, shared))
     return rows
 
 

@@ -10,7 +10,7 @@ from runfiles import Runfiles
 from exporter.actions import lower, program_graph, registry
 from exporter.core.errors import UserError
 from exporter.formats import pt2
-from exporter.reports import dashboard, report
+from exporter.reports import dashboard, report, report_figures
 from exporter.tests import built_programs
 
 
@@ -124,3 +124,20 @@ def test_an_unbounded_dim_has_no_upper_bound_in_the_graph_record():
     record = program_graph.record(et_program, {"forward": ep}, {"forward": None}, "//t:unbounded")
     inputs = [n for n in record["methods"]["forward"]["nodes"] if n["kind"] == "input"]
     assert [v["max"][0] for n in inputs for v in n["values"]] == [None]
+
+
+def _weight(name, module, kind="parameter", size=16):
+    return {"name": name, "module": module, "kind": kind, "bytes": size}
+
+
+def test_weights_by_method_names_each_method_s_modules_and_leaves_the_cache_out():
+    cache = _weight("decoder.k_cache", "decoder", kind="buffer", size=1000)
+    graph = {"methods": {
+        "vision_encoder": {"weights": [_weight("vision.w", "vision.project"), cache]},
+        "token_embedding": {"weights": [_weight("embed.weight", "embed", size=32), cache]},
+        "text_decoder": {"weights": [_weight("decoder.w", "decoder.blocks.0"), _weight("embed.weight", "embed", size=32),
+                                     _weight("_lifted_tensor_constant0", "", kind="buffer", size=4), cache]}}}
+    assert report_figures.weights_by_method(graph) == [
+        ("vision_encoder", 1, 16, ["vision"], []),
+        ("token_embedding", 1, 32, ["embed"], ["text_decoder"]),
+        ("text_decoder", 3, 52, ["(program)", "decoder", "embed"], ["token_embedding"])]
