@@ -85,29 +85,20 @@ def _methods(name, models, exported, quantize):
         fail(where + "quantize applies to text_decoder's export, but exported gives text_decoder; quantize that export instead or give text_decoder as a torch_model")
     return {m: models[m] or exported[m] for m in models}
 
-def _specs(name, max_seq_len, image_size, channels, embedding_dim, common):
-    """Declares <name>_<method>_spec for the three methods the runner calls."""
+def _specs(name, max_seq_len, image_size, channels, embedding_dim, exported, common):
+    """Declares <name>_<method>_spec for each method the runner calls that is not in exported."""
     seq = {"seq": dim(min = 1, max = max_seq_len - 1)}
-    shape_spec(
-        name = name + "_vision_encoder_spec",
-        inputs = {"image": tensor([1, channels] + image_size)},
-        **common
-    )
-    shape_spec(
-        name = name + "_token_embedding_spec",
-        dims = seq,
-        inputs = {"tokens": tensor([1, "seq"], dtype = "int64")},
-        **common
-    )
-    shape_spec(
-        name = name + "_text_decoder_spec",
-        dims = seq,
-        inputs = {
+    specs = {
+        "vision_encoder": {"inputs": {"image": tensor([1, channels] + image_size)}},
+        "token_embedding": {"dims": seq, "inputs": {"tokens": tensor([1, "seq"], dtype = "int64")}},
+        "text_decoder": {"dims": seq, "inputs": {
             "embeddings": tensor([1, "seq", embedding_dim]),
             "input_pos": tensor(["seq"], dtype = "int64", fill = 0),
-        },
-        **common
-    )
+        }},
+    }
+    for method, spec in specs.items():
+        if method not in exported:
+            shape_spec(name = "{}_{}_spec".format(name, method), **dict(common, **spec))
 
 def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, vision_encoder = None, token_embedding = None, text_decoder = None, exported = {}, channels = 3, max_context_len = None, quantize = None, group_size = EXPORT_DEFAULTS["group_size"], backends = LOWER_DEFAULTS["backends"], **kwargs):
     """Exports a vision-language model for ExecuTorch's MultimodalRunner, as one <name>.pte.
@@ -117,7 +108,7 @@ def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, 
     [1, seq] int64 -> [1, seq, embedding_dim]), and either's embeddings through text_decoder
     (embeddings [1, seq, embedding_dim], input_pos [seq] int64 -> logits [1, seq, vocab]), which
     keeps its KV cache in buffers; then each new token through token_embedding and text_decoder.
-    The macro declares each method's shape spec (<name>_<method>_spec; seq from 1 to
+    The macro declares each method's (but those in exported) shape spec (<name>_<method>_spec; seq from 1 to
     max_seq_len - 1) and export (<name>_<method>_ep), and the program, whose lowering writes
     llm_program's constant methods plus get_image_height, get_image_width, get_image_channels
     and get_image_seq_len. The build fails, in one line, on an image size or channel count the
@@ -149,8 +140,8 @@ def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, 
     """
     max_context_len = _check(name, max_seq_len, max_context_len, embedding_dim)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
-    _specs(name, max_seq_len, image_size, channels, embedding_dim, common)
     methods = _methods(name, {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}, exported, quantize)
+    _specs(name, max_seq_len, image_size, channels, embedding_dim, exported, common)
     for method, model in methods.items():
         if method not in exported:
             options = {"group_size": group_size, "quantize": quantize} if method == "text_decoder" and quantize else {}
