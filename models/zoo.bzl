@@ -19,7 +19,8 @@ adds three targets:
   executorch_program not tagged manual has the checks its backends can run here (docs/backends.md):
   for XNNPACK and the portable runtime a numerics_test that also runs it on arm64, under qemu
   (`runtimes = ["python", "native", "arm64"]`, docs/native.md), for OpenVINO a numerics_test
-  (`runtimes = ["python"]`), for Core ML, which runs on Apple hardware only, a
+  (`runtimes = ["python"]`), for TOSA and Ethos-U one in the TOSA reference model
+  (`runtimes = ["tosa_reference"]`), for Core ML, which runs on Apple hardware only, a
   delegate_structure_test; and every program has a program_budget_test and a report on the
   package's dashboard, and every foundation_weights has a foundation_budget_test. Tests tagged manual do not count. Its runfiles hold every report, so
   testing it builds them.
@@ -46,7 +47,7 @@ load(
 
 # buildifier: disable=bzl-visibility
 # The zoo is this repository's own: it asks the rules' own table where a program runs.
-load("//rules/private:backends.bzl", "runtimes_here")
+load("//rules/private:backends.bzl", "REFERENCE_RUNTIMES", "runtimes_here")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
 # behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
@@ -81,12 +82,24 @@ def _report_problems(ctx):
 # Where the portable runtime (backends = []) runs: every runtime of a numerics_test.
 _PORTABLE_RUNTIMES = runtimes_here([])
 
+def _checked_in(backends):
+    """Where zoo_test wants a program of `backends` run.
+
+    runtimes_here, or for Arm's backends, which no ExecuTorch runtime here runs, the TOSA
+    reference model (their first reference runtime).
+    """
+    runtimes = runtimes_here(backends)
+    if runtimes:
+        return runtimes
+    arm = [REFERENCE_RUNTIMES[name][0] for name in backends if name in REFERENCE_RUNTIMES]
+    return arm[:1]
+
 def _program_problems(program, runtimes, with_numerics, on_arm64, structured, exempt):
     """What one program lacks of the checks its backends can run here, one sentence each.
 
-    runtimes: where a program of its backends runs here (runtimes_here): all three
-    for XNNPACK and the portable runtime, python for OpenVINO, none for Core ML, whose programs
-    get a delegate_structure_test instead.
+    runtimes: where a program of its backends runs here (_checked_in): all three
+    for XNNPACK and the portable runtime, python for OpenVINO, tosa_reference for TOSA and
+    Ethos-U, none for Core ML, whose programs get a delegate_structure_test instead.
     """
     if not runtimes:
         if program in structured:
@@ -114,7 +127,7 @@ def _problems(ctx):
     on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
     structured = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.structures])
-    runs_in = {str(p[ExecuTorchProgramInfo].label): runtimes_here(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
+    runs_in = {str(p[ExecuTorchProgramInfo].label): _checked_in(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
     foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
     with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
     exempt = {

@@ -9,7 +9,7 @@ import torch
 
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest
 from exporter.formats import program_summary
-from exporter.actions import delegates, selected_ops, sharing, vela
+from exporter.actions import arm_fallback, delegates, selected_ops, sharing, vela
 from exporter.core import backend_site, shape_spec
 from exporter.core.backends import BACKENDS, PACKAGES
 from exporter.formats import pt2
@@ -220,7 +220,8 @@ def run(config):
     # Vela's figures go in the manifest, not a file of their own: the budget test and the report
     # read the manifest already, and it is the lowering's one record of what it built.
     backend_site.activate(config.backend_packages)  # Vela's and TOSA's packages, before the capture imports them
-    with vela.capture(enabled="ethos_u" in used_backends(config)) as captured:
+    arm = {"tosa", "ethos_u"} & set(used_backends(config))
+    with vela.capture(enabled="ethos_u" in arm) as captured, arm_fallback.capture(enabled=bool(arm)) as rejected:
         et_program, constants, state, shared, programs = lowered(config)
     kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
@@ -248,6 +249,7 @@ def run(config):
         **({"mutable_buffers": state} if state else {}),
         **backend_record(config, et_program.buffer),
         **vela.manifest_record(captured.compiles),
+        **arm_fallback.manifest_record(rejected),
         "toolchain": manifest.toolchain_record(config.identity),
     })
     if "vela_tosa" in config.outputs:  # the graphs Vela compiled, for numerics_test's tosa_reference

@@ -118,10 +118,17 @@ def _nothing_to_quantize(ep, config):
     )
 
 
+# Arm's quantizers run ExecuTorch passes over the module, which stop at any call_module node:
+# without check_guards, ep.module() has no `_guards_fn` call (measured: a model with a mean failed
+# in DecomposeMeanDimPass, "call_module is not supported"). The re-export checks shapes anyway.
+_NO_GUARDS = ("tosa", "ethos_u")
+
+
 def _prepare(ep, config):
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
-    prepared = prepare_pt2e(ep.module(), QUANTIZERS[config.quantizer](config.scheme))
+    module = ep.module(check_guards=config.quantizer not in _NO_GUARDS)
+    prepared = prepare_pt2e(module, QUANTIZERS[config.quantizer](config.scheme))
     if not _observers(prepared):
         raise UserError(_nothing_to_quantize(ep, config))
     return prepared

@@ -110,9 +110,11 @@ def compile_record(folder):
     name = summaries[0]
     found = read_summary(os.path.join(folder, name))
     npu, cpu = read_targets(os.path.join(folder, "out_per-layer.csv"))
-    if npu + cpu != _number(name, "passes_before_fusing", found["passes_before_fusing"], int):
-        raise BadFile(f"Vela's per-layer table lists {npu + cpu} operators, its summary "
-                      f"{found['passes_before_fusing']}: the two files disagree")
+    # A pass holds one operator or more (measured: the zoo's transformer on an Ethos-U55, 183
+    # operators in 175 passes; equal for convolutions), so the table never lists fewer.
+    if npu + cpu < _number(name, "passes_before_fusing", found["passes_before_fusing"], int):
+        raise BadFile(f"Vela's per-layer table lists {npu + cpu} operators, fewer than its summary's "
+                      f"{found['passes_before_fusing']} passes: the two files disagree")
     clock = _number(name, "core_clock", found["core_clock"], float)
     if clock <= 0 or not clock.is_integer():
         raise BadFile(f"Vela's {name}: core_clock = {found['core_clock']!r} is not a clock in Hz")

@@ -5,8 +5,9 @@ programs' quantize and dequantize operators outside them in numpy, as ExecuTorch
 kernels compute them (float32 arithmetic, round half to even). An Ethos-U program's delegates
 are Vela's command streams, which run only on the NPU: in their place runs the INT TOSA graph Vela
 compiled each from, which the lowering kept (`<name>.vela_tosa.json`, actions/vela.py), found by
-the sha256 of the delegate's blob. Any other operator, instruction or delegate fails the run in
-one line: this is a reference of the delegate, not a runtime.
+the sha256 of the delegate's blob. The few CPU operators the partitioner leaves beside an Arm
+delegate that only move, select or cast values (SHAPED) run in numpy too. Any other operator,
+instruction or delegate fails the run in one line: this is a reference of the delegate, not a runtime.
 """
 
 import base64
@@ -14,10 +15,12 @@ import binascii
 import hashlib
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from exporter.core import backend_site
+from exporter.core import backend_site, dtypes
 from exporter.core.errors import BadFile
 from exporter.formats import program_summary, pte_inspect, value_file
 
@@ -48,6 +51,79 @@ KERNELS = {
     "quantized_decomposed::quantize_per_tensor.out": (_quantize, 6),
     "quantized_decomposed::dequantize_per_tensor.out": (_dequantize, 7),
 }
+
+
+# The CPU operators an Arm program keeps around its delegates when the partitioner refuses them
+# (the zoo's encoder on an Ethos-U55: the embedding's gather, the padding mask's bool operators,
+# the token ids' int64 cast). Each gives its logical result; _shaped casts it to the out tensor's
+# dtype and static sizes, which is all a view, an unsqueeze or a dtype copy does.
+def _bitwise_not(a):
+    return np.logical_not(a) if a.dtype == np.bool_ else np.invert(a)
+
+
+def _index_select(a, dim, index):
+    return np.take(a, index.astype(np.int64), axis=dim)
+
+
+def _same(a, *_):
+    return a
+
+
+SHAPED: dict[str, tuple[Callable[..., Any], int]] = {
+    "aten::view_copy.out": (_same, 1),
+    "aten::unsqueeze_copy.out": (_same, 1),
+    "dim_order_ops::_to_dim_order_copy.out": (_same, 1),
+    "aten::bitwise_not.out": (_bitwise_not, 1),
+    "aten::index_select.out": (_index_select, 3),
+}
+
+
+def _shaped(result, out):
+    """result in the dtype and sizes of the plan's out tensor (static: Arm's programs are)."""
+    dtype = np.dtype(dtypes.torch_name(out.scalar_type))
+    return np.ascontiguousarray(np.asarray(result).astype(dtype).reshape(list(out.sizes)))
+
+
+def _default_order(plan, index):
+    """Whether a dim_order argument is None or 0, 1, 2, ...: the only layout the runtime keeps."""
+    value = plan.values[index].val
+    if program_summary.kind(value) == "Null":
+        return True
+    items = [plan.values[i].val.int_val for i in value.items]
+    return items == list(range(len(items)))
+
+
+def _constants(program, buf, plan):
+    """{value index: array} of the plan's constant tensors (the constant segment's), which the
+    CPU operators above read (an embedding's table)."""
+    constant, found = program.constant_segment, {}
+    if constant is None or not len(program.segments):
+        return found
+    _, base = pte_inspect._extended_header(buf)
+    start = base + program.segments[constant.segment_index].offset
+    for index, value in enumerate(plan.values):
+        tensor = value.val
+        if program_summary.kind(tensor) != "Tensor" or tensor.data_buffer_idx <= 0 or tensor.allocation_info:
+            continue
+        dtype, sizes = np.dtype(dtypes.torch_name(tensor.scalar_type)), [int(n) for n in tensor.sizes]
+        count = int(np.prod(sizes, dtype=np.int64))
+        at = start + constant.offsets[tensor.data_buffer_idx]
+        if at + count * dtype.itemsize > len(buf):
+            raise BadFile(f"constant tensor {index} runs past the end of the program")
+        found[index] = np.frombuffer(buf, dtype, count, at).reshape(sizes).copy()
+    return found
+
+
+def _aliases(plan):
+    """{value index: the other tensors at the same planned memory}: ExecuTorch drops a static
+    view (an embedding's flattened ids) and lets its result share its input's memory."""
+    places = {}
+    for index, value in enumerate(plan.values):
+        tensor = value.val
+        if program_summary.kind(tensor) == "Tensor" and tensor.allocation_info:
+            at = tensor.allocation_info
+            places.setdefault((at.memory_id, at.memory_offset_low, at.memory_offset_high), []).append(index)
+    return {index: [other for other in group if other != index] for group in places.values() for index in group}
 
 
 def _blob(program, buf, delegate):
@@ -109,12 +185,13 @@ class Method:
             compiled = vela_graphs(vela_tosa) if vela_tosa else {}
             for delegate in self.plan.delegates:
                 self.graphs.append(_graph(method, delegate, _blob(program, buf, delegate), compiled))
+            self.constants, self.aliases = _constants(program, buf, self.plan), _aliases(self.plan)
         self.operators = program_summary.op_names(self.plan)
         if len(self.plan.chains) != 1:
             raise Unsupported(f"method {method} has {len(self.plan.chains)} chains; the tosa_reference runtime runs one")
 
     def _values(self, feed):
-        values = {}
+        values = dict(self.constants)
         for index, value in enumerate(self.plan.values):
             kind = program_summary.kind(value.val)
             if kind in _SCALARS:
@@ -138,6 +215,23 @@ class Method:
                               f"{len(outputs)} expected")
         values.update(zip(outputs, results))
 
+    def _read(self, index, values):
+        """A value the plan computed, or one it reads through a view ExecuTorch dropped."""
+        if index in values:
+            return values[index]
+        tensor = self.plan.values[index].val
+        for other in self.aliases.get(index, []):
+            if other in values and values[other].size == int(np.prod(list(tensor.sizes), dtype=np.int64)):
+                return _shaped(values[other], tensor)
+        raise Unsupported(f"value {index} is read before the method computes it")
+
+    def _shaped_kernel(self, name, args):
+        """Whether SHAPED runs the operator: a dim-order copy only to the default layout."""
+        if name not in SHAPED:
+            return False
+        # args end with out twice (the argument and the result): dim_order is third from the end.
+        return name != "dim_order_ops::_to_dim_order_copy.out" or _default_order(self.plan, args[-3])
+
     def call(self, feed):
         """The method's outputs (numpy arrays) for the inputs in feed."""
         values = self._values(feed)
@@ -149,10 +243,14 @@ class Method:
             elif kind == "KernelCall" and self.operators[step.op_index] in KERNELS:
                 function, taken = KERNELS[self.operators[step.op_index]]
                 values[args[-1]] = function(*[values[a] for a in args[:taken]])
+            elif kind == "KernelCall" and self._shaped_kernel(self.operators[step.op_index], args):
+                shaped, count = SHAPED[self.operators[step.op_index]]
+                result = shaped(*[self._read(a, values) for a in args[:count]])
+                values[args[-1]] = _shaped(result, self.plan.values[args[-1]].val)
             else:
                 what = self.operators[step.op_index] if kind == "KernelCall" else kind
                 raise Unsupported(f"{what} runs outside the TOSA delegate; the tosa_reference runtime runs only "
-                                  f"quantize and dequantize there")
+                                  f"quantize, dequantize and {', '.join(sorted(SHAPED))} there")
         return [values[index] for index in self.plan.outputs]
 
 

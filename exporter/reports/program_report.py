@@ -215,6 +215,17 @@ def vela_section(vela):
          "MACs", "cycles", "ms"], rows, numeric=(0, 5, 6, 8, 9, 10)))
 
 
+def fallback_section(rejected):
+    """The operators Arm's partitioner left on the CPU, with its reasons (the manifest's
+    "cpu_fallback", actions/arm_fallback.py)."""
+    rows = [[Raw(f"<code>{esc(r['operator'])}</code>"), Raw(f"<code>{esc(r['node'])}</code>"), r["reason"]]
+            for r in rejected]
+    return section("fallback", "Left on the CPU", note(
+        "Operators Arm's partitioner did not give to the TOSA or Ethos-U delegate, each with the reason the "
+        "partitioner gave (ExecuTorch's WhyNoPartitionReporter). They run on the CPU, with the program's "
+        "kernels.") + table(["operator", "node", "reason"], rows))
+
+
 def profile_section(profile):
     if not profile:
         return section("profile", "Native time", note(
@@ -334,6 +345,8 @@ def render(data, report_name):
         ("size", "Size", size_section(data)),
         ("memory", "Memory", memory_section(graph)),
         *([("vela", "Ethos-U", vela_section(data["manifest"]["vela"]))] if "vela" in data["manifest"] else []),
+        *([("fallback", "CPU fallback", fallback_section(data["manifest"]["cpu_fallback"]))]
+          if "cpu_fallback" in data["manifest"] else []),
         ("profile", "Native time", profile_section(data.get("profile"))),
         ("numerics", "Numerics", numerics_section()),
         ("budget", "Budget", budget_section()),
