@@ -48,7 +48,7 @@ def constants(config, programs):
         "get_bos_id": tokenizer["bos_id"],
         "get_eos_ids": tokenizer["eos_ids"],
         "use_kv_cache": True,
-        "enable_dynamic_shape": llm.dynamic_shape,
+        "enable_dynamic_shape": not llm.static_shape,
     }
 
 

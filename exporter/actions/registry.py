@@ -247,7 +247,7 @@ class LlmConfig(Config):
     max_seq_len: int
     max_context_len: int
     tokenizer: TokenizerRef
-    dynamic_shape: bool = True  # False: forward takes one token per call (a static-shape backend)
+    static_shape: bool = False  # True: forward takes one token per call (a static-shape backend)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -71,10 +71,10 @@ def test_the_constants_come_from_the_model_and_the_tokenizer(tmp_path, exported)
 
 
 def test_a_program_of_static_shapes_tells_the_runner_to_feed_one_token_per_call(tmp_path, exported):
-    """llm_program's lowering for a static-shape backend (OpenVINO) writes dynamic_shape False, and
+    """llm_program's lowering for a static-shape backend (OpenVINO) gets static_shape True, and
     the zoo's OpenVINO llm_program was exported for one token: the runner then prefills token by token."""
     static = llm.constants(dataclasses.replace(_lower_config(tmp_path), llm=dataclasses.replace(
-        _lower_config(tmp_path).llm, dynamic_shape=False)), {"forward": exported})
+        _lower_config(tmp_path).llm, static_shape=True)), {"forward": exported})
     assert (static["enable_dynamic_shape"], static["use_kv_cache"]) == (False, True)
     assert llm.constants(_lower_config(tmp_path), {"forward": exported})["enable_dynamic_shape"] is True
     with open(_path("tiny_lm_openvino_llm.pte.json"), encoding="utf-8") as f:

@@ -26,7 +26,7 @@ def _llm_program_impl(ctx):
         "tokenizer": {"label": str(tokenizer.label), "manifest": tokenizer.manifest.path},
     }
     if _static_shapes(ctx.attr.backends):
-        llm["dynamic_shape"] = False  # the macro exported one token per call; the runner prefills token by token
+        llm["static_shape"] = True  # the macro exported one token per call; the runner prefills token by token
     return lower_program(ctx, lowering_semantics(
         "llm_program",
         llm = llm,

@@ -8,8 +8,9 @@ Three checkouts of the same sources, at different absolute paths, each with its 
      then faces a dead, a dying and a corrupted cache.
 A and B also build //zoo/options, one export (and program) per torch_export option: the table
 in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there; and one Core ML program,
-whose model package coremltools names and dates. B also builds the zoo's Core ML programs, which
-the outer build made at this checkout's path (they are this test's data).
+whose model package coremltools names and dates. B also builds the zoo's Core ML programs and
+two of its Arm programs, which the outer build made at this checkout's path (they are this
+test's data).
 """
 
 import json
@@ -121,20 +122,23 @@ def test_every_export_option_gives_the_same_bytes_in_two_servers_at_two_paths(op
     assert _differences(ws_a.digests(outputs), ws_b.digests(outputs)) == []
 
 
-# The zoo's Core ML programs, ResNet-18 and MobileNetV2 in fp32 and fp16 (issue 43): coremltools
-# names its model packages with uuid4 and zips them with the time (docs/backends.md, "Core ML").
-ZOO_COREML = ["models/resnet_coreml_fp16.pte", "models/resnet_coreml_fp32.pte",
-              "models/mobilenet/mobilenet_coreml_fp16.pte", "models/mobilenet/mobilenet_coreml_fp32.pte"]
+# Zoo programs whose backends write files of their own inside the lowering, checked at a second
+# path: Core ML's four (ResNet-18 and MobileNetV2, fp32 and fp16; coremltools names its model
+# packages with uuid4 and zips them with the time; docs/backends.md, "Core ML"; issue 43), and
+# the keyword spotter for TOSA and, through Vela, an Ethos-U55 (docs/backends.md, "Arm"; issue 44).
+ZOO_AT_ANOTHER_PATH = ["models/resnet_coreml_fp16.pte", "models/resnet_coreml_fp32.pte",
+                       "models/mobilenet/mobilenet_coreml_fp16.pte", "models/mobilenet/mobilenet_coreml_fp32.pte",
+                       "models/kws/kws_tosa.pte", "models/kws/kws_ethos_u55.pte"]
 
 
-def test_the_zoo_s_core_ml_programs_have_the_same_bytes_at_another_path(checkout_b):
+def test_the_zoo_s_core_ml_and_arm_programs_have_the_same_bytes_at_another_path(checkout_b):
     """The outer build lowered them at this checkout's path, in its worker; B lowers them again
     at its own path, in a server and output base of its own."""
     ws_b = checkout_b[0]
-    labels = ["//{}:{}".format(*rel.removesuffix(".pte").rsplit("/", 1)) for rel in ZOO_COREML]
+    labels = ["//{}:{}".format(*rel.removesuffix(".pte").rsplit("/", 1)) for rel in ZOO_AT_ANOTHER_PATH]
     result = ws_b.build(*labels)
     assert sorted(result.labels("ExecuTorchLower")) == sorted(labels)  # really lowered, no cache
-    for rel in ZOO_COREML:
+    for rel in ZOO_AT_ANOTHER_PATH:
         assert ws_b.sha256(f"bazel-bin/{rel}") == harness.sha256_file(rel), rel  # rel: this test's runfiles
 
 
