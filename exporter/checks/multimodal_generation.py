@@ -40,7 +40,8 @@ def read_image(path):
     magic, width, height, maxval = fields[0], *(int(x) if x.isdigit() else -1 for x in fields[1:])
     channels = {"P6": 3, "P5": 1}.get(magic)
     pixels = data[offset + 1:]
-    if channels is None or maxval != 255 or len(pixels) != width * height * channels:
+    # A header without sizes (-1 each) must not pass as -1 x -1 pixels, whose product is positive.
+    if channels is None or maxval != 255 or min(width, height) < 1 or len(pixels) != width * height * channels:
         raise ValueError(f"image {os.path.basename(path)} is not a binary 8-bit PPM or PGM; convert it "
                          f"(e.g. with ImageMagick: convert in.png -depth 8 out.ppm)")
     hwc = torch.frombuffer(bytearray(pixels), dtype=torch.uint8).view(height, width, channels)

@@ -74,6 +74,16 @@ def test_an_image_of_the_wrong_size_or_channels_names_the_fix(tmp_path, header, 
                             f"calling the runner")
 
 
+@pytest.mark.parametrize("data", [b"P6\nx y\n255\n" + bytes(3), b"P6\n4 4\n255\n" + bytes(5), b"GIF89a", b""])
+def test_a_file_that_is_no_binary_ppm_or_pgm_names_the_fix(tmp_path, data):
+    image = tmp_path / "photo.ppm"
+    image.write_bytes(data)
+    with pytest.raises(ValueError) as e:
+        multimodal_generation.read_image(str(image))
+    assert str(e.value) == ("image photo.ppm is not a binary 8-bit PPM or PGM; convert it (e.g. with ImageMagick: "
+                            "convert in.png -depth 8 out.ppm)")
+
+
 @pytest.mark.parametrize("prompt, count, token", [("What is in <image>", 1, "<image>"),
                                                    ("<|image|> and <|image|>: which is larger", 2, "<|image|>")])
 def test_a_prompt_with_image_tokens_names_how_images_are_placed(prompt, count, token):
