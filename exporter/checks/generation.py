@@ -44,6 +44,12 @@ def runner_pieces(config, prompt, count):
         TextLLMRunner(config.pte, config.tokenizer["file"])
     settings = GenerationConfig()
     settings.max_new_tokens, settings.temperature, settings.echo = count, 0.0, False
+    return timed_pieces(lambda on_token: runner.generate(prompt, settings, token_callback=on_token))
+
+
+def timed_pieces(generate):
+    """(pieces a runner's token callback gave, seconds to the first, seconds between the first and
+    the last) of generate(on_token), which runs one generation."""
     pieces, times = [], []
 
     def on_token(piece):
@@ -51,7 +57,7 @@ def runner_pieces(config, prompt, count):
         pieces.append(piece)
 
     start = time.perf_counter()
-    runner.generate(prompt, settings, token_callback=on_token)
+    generate(on_token)
     return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
 
 

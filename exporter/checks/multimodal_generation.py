@@ -15,13 +15,12 @@ end id or max_new_tokens (capped by get_max_context_len).
 import json
 import os
 import sys
-import time
 
 import torch
 
 from exporter.actions import eager_quantize, tokenizer
 from exporter.actions.multimodal import METHODS
-from exporter.checks import contract
+from exporter.checks import contract, generation
 
 
 def read_image(path):
@@ -108,17 +107,10 @@ def runner_pieces(config, history, inputs, count):
 
     runner = MultimodalRunner(config.pte, config.tokenizer["file"], *([config.ptd] if config.ptd else []))
     settings = GenerationConfig(max_new_tokens=count, temperature=0.0, echo=False)
-    pieces, times = [], []
-
-    def on_token(piece):
-        times.append(time.perf_counter())
-        pieces.append(piece)
-
     if history:
         runner.prefill(runner_inputs(history))
-    start = time.perf_counter()
-    runner.generate(runner_inputs(inputs), settings, token_callback=on_token)
-    return pieces, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
+    return generation.timed_pieces(
+        lambda on_token: runner.generate(runner_inputs(inputs), settings, token_callback=on_token))
 
 
 def conversations(config, images):
