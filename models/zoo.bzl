@@ -48,6 +48,7 @@ load(
 # buildifier: disable=bzl-visibility
 # The zoo is this repository's own: it asks the rules' own table where a program runs.
 load("//rules/private:backends.bzl", "REFERENCE_RUNTIMES", "runtimes_here")
+load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
 # behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
@@ -222,29 +223,43 @@ def _distinct(labels):
 def zoo_package(no_numerics = {}, **kwargs):
     """Declares zoo_test, update_goldens and dashboard for this package; call it last.
 
+    Programs tagged NIGHTLY (tools/ci/tiers.bzl) stay out of them, so every CI run builds none
+    of them; when the package has some, the same three come again, prefixed nightly_ and
+    tagged NIGHTLY, over all of the package's programs.
+
     Args:
       no_numerics: {program name: why}: programs the host's ExecuTorch runtime cannot run, so
         they have no numerics_test (say why, and what checks them instead).
       **kwargs: passed to every target it declares (visibility, ...).
     """
-    rules = [r for r in native.existing_rules().values() if "manual" not in (r.get("tags") or [])]
+    rules = native.existing_rules().values()
+    every_build = [r for r in rules if "manual" not in (r.get("tags") or [])]
+    nightly = [r for r in rules if "nightly" in (r.get("tags") or [])]
+    nightly_programs = [r["name"] for r in _of(nightly, *_PROGRAM_KINDS)]
+    _zoo_targets("", every_build, {p: why for p, why in no_numerics.items() if p not in nightly_programs}, kwargs)
+    if nightly:
+        _zoo_targets("nightly_", every_build + nightly, no_numerics, dict(kwargs, tags = NIGHTLY + kwargs.get("tags", [])))
+
+def _zoo_targets(prefix, rules, no_numerics, kwargs):
+    """zoo_test, dashboard and update_goldens (each name prefixed) over these rules."""
     snapshots = _of(rules, _SNAPSHOT_KIND)
     budgets = _of(rules, _BUDGET_KIND)
     numerics = _of(rules, _NUMERICS_KIND)
     programs = _distinct([r["name"] for r in _of(rules, *_PROGRAM_KINDS)])
+    dashboard = prefix + "dashboard"
     if programs:
         program_dashboard(
-            name = "dashboard",
+            name = dashboard,
             programs = programs,
             budgets = [":" + r["name"] for r in budgets],
             numerics = [":" + r["name"] for r in numerics],
             **kwargs
         )
     zoo_rule_test(
-        name = "zoo_test",
+        name = prefix + "zoo_test",
         models = _distinct([r["name"] for r in _of(rules, *_MODEL_KINDS)]),
         programs = programs,
-        dashboard = ":dashboard" if programs else None,
+        dashboard = ":" + dashboard if programs else None,
         snapshots = _distinct([r.get("exported") or r.get("program") for r in snapshots]),
         numerics = _distinct([r["program"] for r in numerics]),
         arm64 = _distinct([r["program"] for r in numerics if "arm64" in (r.get("runtimes") or [])]),
@@ -262,7 +277,7 @@ def zoo_package(no_numerics = {}, **kwargs):
     if not goldens:
         return  # zoo_test says what to add; graph_snapshot_updates would refuse an empty list
     graph_snapshot_updates(
-        name = "update_goldens",
+        name = prefix + "update_goldens",
         tests = sorted([":" + name for name in goldens]),
         **kwargs
     )

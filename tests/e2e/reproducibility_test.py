@@ -9,8 +9,9 @@ Three checkouts of the same sources, at different absolute paths, each with its 
 A and B also build //zoo/options, one export (and program) per torch_export option: the table
 in tests/e2e/zoo/options/BUILD.zoo, so a new option is one row there; and one Core ML program,
 whose model package coremltools names and dates. B also builds the zoo's Core ML programs and
-two of its Arm programs, which the outer build made at this checkout's path (they are this
-test's data).
+two of its Arm programs, which the outer build made at this checkout's path (they are the
+data of //tests/e2e:reproducibility_matrix_test, the nightly tier's target that runs those two
+cases; tests/e2e/BUILD selects each target's cases).
 """
 
 import json

@@ -16,6 +16,7 @@ load(
     "tensor",
     "torch_export",
 )
+load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 _TEXT = {"hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 64, "num_attention_heads": 2, "num_hidden_layers": 2, "vocab_size": 100}
 _IMAGE = {"image_size": 32, "num_labels": 3}
@@ -71,13 +72,14 @@ SEQ2SEQ = {
     "whisper": ("automatic-speech-recognition", {"begin_suppress_tokens": None, "bos_token_id": 1, "d_model": 32, "decoder_attention_heads": 2, "decoder_ffn_dim": 64, "decoder_layers": 2, "decoder_start_token_id": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 64, "encoder_layers": 2, "eos_token_id": 2, "init_std": 0.5, "max_source_positions": 16, "max_target_positions": 32, "model_type": "whisper", "num_mel_bins": 16, "pad_token_id": 0, "suppress_tokens": None, "vocab_size": 100}),
 }
 
-# The rows every `bazel test //...` checks: one per kind of model (CI's 30 minutes hold no
-# more). The others are `manual`: `bazel test //tests/huggingface:table` checks every row, as
-# whoever changes hf_model, the exporter or the lock must (docs/huggingface.md).
-EVERY_BUILD = ["bert", "vit", "detr", "wav2vec2", "t5", "whisper"]
+# The rows every `bazel test //...` checks: a text encoder, a vision encoder and a speech
+# seq2seq model (CI's 30 minutes hold no more). The others are in the nightly tier
+# (tools/ci/tiers.bzl): `bazel test //tests/huggingface:table` checks every row, as whoever
+# changes hf_model, the exporter or the lock must (docs/huggingface.md).
+EVERY_BUILD = ["bert", "vit", "whisper"]
 
 def _tags(name):
-    return [] if name in EVERY_BUILD else ["manual"]
+    return [] if name in EVERY_BUILD else NIGHTLY
 
 _TOKENIZER = "//models/llm:tiny_tokenizer"
 
@@ -109,11 +111,10 @@ def _decoder(name, config):
     )
 
 def _seq2seq(name, task, config):
-    if name not in EVERY_BUILD:
-        fail("tests/huggingface: " + name + "'s generation test in BUILD runs in every build; add it to EVERY_BUILD")
-    hf_model(name = name, config = config, max_cache_len = 16, task = task)
-    torch_export(name = name + "_encoder_ep", model = ":" + name + "_encoder")
-    torch_export(name = name + "_decoder_ep", model = ":" + name + "_decoder", strict = True)
+    tags = _tags(name)  # the row's generation test in BUILD takes the same tags
+    hf_model(name = name, config = config, max_cache_len = 16, tags = tags, task = task)
+    torch_export(name = name + "_encoder_ep", model = ":" + name + "_encoder", tags = tags)
+    torch_export(name = name + "_decoder_ep", model = ":" + name + "_decoder", strict = True, tags = tags)
     executorch_program(
         name = name + "_pte",
         backends = ["xnnpack"],
@@ -121,8 +122,9 @@ def _seq2seq(name, task, config):
             "decoder": ":" + name + "_decoder_ep",
             "encoder": ":" + name + "_encoder_ep",
         },
+        tags = tags,
     )
-    numerics_test(name = name + "_encoder_numerics_test", method = "encoder", program = ":" + name + "_pte")
+    numerics_test(name = name + "_encoder_numerics_test", method = "encoder", program = ":" + name + "_pte", tags = tags)
 
     # The same encoder states in every call, as in a generation: eager transformers keeps the
     # first call's cross-attention keys (a DynamicCache), the program computes them each call.
@@ -136,6 +138,7 @@ def _seq2seq(name, task, config):
                 "encoder_hidden_states": 0.25,
             },
         ) for i in range(4)],
+        tags = tags,
     )
 
 # One call per package, like zoo_package(): every target it declares is named after a row.

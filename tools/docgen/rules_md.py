@@ -43,6 +43,7 @@ EXAMPLE_SOURCES = [
     "models/volumetric/BUILD",  # EXECUTORCH_COPTS: the app's own kernel in C++
     "BUILD",  # //:update_goldens, the graph_snapshot_updates over every zoo package's
     "native/arm64/BUILD",  # arm64_binary and app_archive: the runner for arm64
+    "models/kws/BUILD",  # ethos_u(...) and tosa(...): Arm's backends
     "tests/huggingface/BUILD",  # seq2seq_generation_test: the architectures table's T5 and Whisper
     "tests/backends/BUILD",  # openvino(...) and coreml(...): the backends beside XNNPACK
     "models/vlm/BUILD",  # multimodal_program and its generation test
@@ -61,9 +62,12 @@ def _find_example(root, name):
         with open(full, encoding="utf-8") as f:
             text = f.read()
         for statement in ast.parse(text, filename=path).body:
+            segment = ast.get_source_segment(text, statement) or ""
+            if "NIGHTLY" in segment:
+                continue  # this repository's CI tier (tools/ci/tiers.bzl), not what a user writes
             for node in ast.walk(statement):
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                    return path, ast.get_source_segment(text, statement)
+                    return path, segment
     return None
 
 
