@@ -104,6 +104,29 @@ def arm64_launcher(ctx, target, launcher):
     runfiles = ctx.runfiles(files = [launcher]).merge(_renamed(ctx, elf, own))
     return runfiles, arm64_binary_info(binary = elf, runfiles = own)
 
+# The attributes of a test rule that also runs its native runner built for arm64 (numerics_test,
+# llm_generation_test); arm64_runner_config writes the launcher.
+ARM64_RUNNER_ATTRS = dict(ALLOWLIST_ATTRS, arm64_runner = attr.label(
+    executable = True,
+    cfg = to_linux_aarch64,
+    doc = "For the arm64 run: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
+))
+
+def arm64_runner_config(ctx, config):
+    """Writes the launcher of ctx.attr.arm64_runner and names it in config["arm64_runner"].
+
+    Args:
+      ctx: the context of a test rule with ARM64_RUNNER_ATTRS.
+      config: the test's config dict, to which it adds the launcher's runfiles path.
+
+    Returns:
+      The launcher's runfiles (the aarch64 ELF and its libraries with it).
+    """
+    launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
+    runfiles, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
+    config["arm64_runner"] = launcher.short_path
+    return runfiles
+
 def _arm64_binary_impl(ctx):
     launcher = ctx.actions.declare_file(ctx.label.name)
     runfiles, info = arm64_launcher(ctx, ctx.attr.binary[0], launcher)
