@@ -13,11 +13,10 @@ TREE = LAUNCHER[:-len("/" + SELF)]
 
 
 def _plant(root):
-    """A runfiles tree at root holding the launcher, as Bazel lays one out; returns its path."""
+    """Makes root a runfiles tree holding the launcher, as Bazel lays one out."""
     path = os.path.join(root, SELF)
     os.makedirs(os.path.dirname(path))
     os.symlink(os.path.realpath(LAUNCHER), path)
-    return path
 
 
 def _run(launcher, cwd=None, **variables):
@@ -43,8 +42,8 @@ def test_beside_its_own_tree_it_takes_that_one(tmp_path):
     # bazel-bin/<pkg>/where and where.runfiles, started where a test's RUNFILES_DIR is set.
     launcher = str(tmp_path / "where")
     os.symlink(os.path.realpath(LAUNCHER), launcher)
-    own = _plant(launcher + ".runfiles")
-    assert _found(_run(launcher, RUNFILES_DIR=TREE)) == os.path.realpath(own[:-len("/" + SELF)])
+    _plant(launcher + ".runfiles")
+    assert _found(_run(launcher, RUNFILES_DIR=TREE)) == os.path.realpath(launcher + ".runfiles")
 
 
 def test_by_a_relative_path_it_takes_the_variables():
