@@ -2,7 +2,7 @@
 runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
-load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
+load(":arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
 load(":backends.bzl", "check_backend_runtimes")
 load(":config_entries.bzl", "model_config", "runner_program_config")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
@@ -41,10 +41,7 @@ def _generation_test_impl(ctx):
         files = files + program.backend_packages
     runners = ctx.attr.native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
     if ctx.attr.arm64_runner:
-        launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
-        arm64, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
-        runners = runners.merge(arm64)
-        config["arm64_runner"] = launcher.short_path
+        runners = runners.merge(arm64_runner_config(ctx, config))
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 _generation_test = config_test_rule(
@@ -56,12 +53,7 @@ _generation_test = config_test_rule(
         "prompts": attr.string_list(doc = "The prompts."),
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
         "runtimes": attr.string_list(default = _RUNTIMES, doc = "Where it generates: \"python\" (ExecuTorch's LLM runner), \"native\" (the native runner), or both."),
-        "arm64_runner": attr.label(
-            executable = True,
-            cfg = to_linux_aarch64,
-            doc = "With arm64 = True: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
-        ),
-    }, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
+    }, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
 )
 
 def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, runtimes = None, native_runner = None, arm64 = False, **kwargs):

@@ -2,7 +2,7 @@
 
 load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
-load(":arm64_binary.bzl", "ALLOWLIST_ATTRS", "arm64_launcher", "to_linux_aarch64")
+load(":arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
 load(":attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load(":backends.bzl", "check_backend_runtimes")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
@@ -118,7 +118,7 @@ def _numerics_test_impl(ctx):
         runners = runners.merge(ctx.attr.native_runner[DefaultInfo].default_runfiles)
         config["native_runner"] = ctx.executable.native_runner.short_path
     if "arm64" in ctx.attr.runtimes:
-        runners = runners.merge(_arm64_runner(ctx, config))
+        runners = runners.merge(arm64_runner_config(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
         config["native_runner_label"] = str(ctx.attr.native_runner.label)
     if ctx.attr.fvp_runner:
@@ -131,17 +131,6 @@ def _numerics_test_impl(ctx):
             config["vela_tosa"] = vela_tosa[0].short_path
         files = files + program.backend_packages + vela_tosa
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
-
-def _arm64_runner(ctx, config):
-    """Writes the launcher of native_runner's arm64 build and names it in config.
-
-    Returns:
-      The launcher's runfiles (the aarch64 ELF and its libraries with it).
-    """
-    launcher = ctx.actions.declare_file(ctx.label.name + ".config.arm64_runner")  # the name it had beside the config
-    runfiles, _ = arm64_launcher(ctx, ctx.attr.arm64_runner[0], launcher)
-    config["arm64_runner"] = launcher.short_path
-    return runfiles
 
 _numerics_test = config_test_rule(
     implementation = _numerics_test_impl,
@@ -165,18 +154,13 @@ _numerics_test = config_test_rule(
         "method": attr.string(default = "forward", doc = "The program's method to run."),
         "steps_json": attr.string(default = "[]", doc = "steps as JSON (set by the macro)."),
         "runtimes": attr.string_list(default = ["python", "native"], doc = "Where the program runs: ExecuTorch's Python runtime, its native (C++) runtime, that runtime built for arm64 under qemu, or a part."),
-        "arm64_runner": attr.label(
-            executable = True,
-            cfg = to_linux_aarch64,
-            doc = "With \"arm64\" in runtimes: native_runner's label, built for //platforms:linux_aarch64 (set by the macro).",
-        ),
         "arm64_inputs_json": attr.string(default = "[]", doc = "The arm64 run's only cases as JSON, or [] for all (set by the macro)."),
         "fvp_runner": attr.label(
             executable = True,
             cfg = "exec",
             doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the Ethos-U program on Arm's Corstone FVP (a team's own; none is here).",
         ),
-    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ALLOWLIST_ATTRS),
+    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):

@@ -18,32 +18,30 @@ GRAPHVIZ_ATTRS = {
     "_dot_version": attr.label(default = Label("@graphviz//:version.txt"), allow_single_file = True),
 }
 
-def graphviz_config(ctx):
-    """The "dot" and "dot_version" entries of a config, and the Files they need, as a depset."""
-    config = {"dot": ctx.file._dot.path, "dot_version": ctx.file._dot_version.path}
-    return config, depset([ctx.file._dot, ctx.file._dot_version], transitive = [ctx.attr._dot_files.files])
-
 def _exec_path(f):
     return f.path
 
 def _runfiles_path(f):
     return f.short_path
 
-def _report_entries(outputs, methods, path):
-    """The files a report config names, each as path(File).
+def _report_config(ctx, outputs, methods, path):
+    """A report's config: graphviz's files and the program's, each as path(File).
 
-    The report action's config gives their paths; runfiles_report_config's (a `bazel run`
-    target's), their runfiles paths.
+    program_report's action reads it with exec paths; runfiles_report_config writes it with
+    runfiles paths, for a `bazel run` target.
 
     Args:
+      ctx: the context of a rule with GRAPHVIZ_ATTRS.
       outputs: the lowering's {role: File}: pte, manifest, graph, selected_ops, and ptd if any.
       methods: {method name: ExportedProgramInfo}.
       path: _exec_path or _runfiles_path.
 
     Returns:
-      A dict of the config's file entries.
+      (the config dict, a depset of the Files it needs).
     """
-    return {
+    config = {
+        "dot": path(ctx.file._dot),
+        "dot_version": path(ctx.file._dot_version),
         "graph": path(outputs["graph"]),
         "pte": path(outputs["pte"]),
         "manifest": path(outputs["manifest"]),
@@ -51,6 +49,9 @@ def _report_entries(outputs, methods, path):
         "exports": {name: path(exported.manifest) for name, exported in methods.items()},
         "selected_operators": path(outputs["selected_ops"]),
     }
+    files = [outputs[role] for role in ("graph", "pte", "manifest", "selected_ops", "ptd") if role in outputs]
+    dot_files = depset([ctx.file._dot, ctx.file._dot_version], transitive = [ctx.attr._dot_files.files])
+    return config, depset(files + [m.manifest for m in methods.values()], transitive = [dot_files])
 
 def program_report(ctx, outputs, methods, kernels):
     """Declares the ProgramReport action of a program; returns its [html, summary] Files.
@@ -66,22 +67,20 @@ def program_report(ctx, outputs, methods, kernels):
     """
     html = ctx.actions.declare_file(ctx.label.name + ".report.html")
     summary = ctx.actions.declare_file(ctx.label.name + ".report.json")
-    dot, dot_files = graphviz_config(ctx)
-    files = [outputs[role] for role in ("graph", "pte", "manifest", "selected_ops", "ptd") if role in outputs]
-    config = dict(dot, **_report_entries(outputs, methods, _exec_path))
+    config, inputs = _report_config(ctx, outputs, methods, _exec_path)
     config["kernels"] = kernels
     run_exporter(
         ctx,
         command = "report",
         progress_message = "Drawing the report of {}".format(ctx.label),
         config = config,
-        inputs = depset(files + [m.manifest for m in methods.values()], transitive = [dot_files]),
+        inputs = inputs,
         outputs = {"html": html, "summary": summary},
     )
     return [html, summary]
 
 def runfiles_report_config(ctx, program_target):
-    """A report config with runfiles-relative paths, for a `bazel run` target.
+    """Writes a report config with runfiles paths, for a `bazel run` target.
 
     Such a target writes the program's report itself: executorch_profile's --report, with its
     ETDump's times.
@@ -95,16 +94,14 @@ def runfiles_report_config(ctx, program_target):
     """
     program = program_target[ExecuTorchProgramInfo]
     graph = program_target[OutputGroupInfo].program_graph.to_list()[0]
-    dot_files = [ctx.file._dot, ctx.file._dot_version] + ctx.attr._dot_files.files.to_list()
     outputs = {"graph": graph, "pte": program.pte, "manifest": program.manifest, "selected_ops": program.selected_ops}
     if program.ptd:
         outputs["ptd"] = program.ptd
-    config = dict(label = str(program.label), **_report_entries(outputs, program.methods, _runfiles_path))
-    config.update(dot = ctx.file._dot.short_path, dot_version = ctx.file._dot_version.short_path)
-    files = [graph, program.pte, program.manifest, program.selected_ops] + ([program.ptd] if program.ptd else [])
+    config, files = _report_config(ctx, outputs, program.methods, _runfiles_path)
+    config["label"] = str(program.label)
     out = ctx.actions.declare_file(ctx.label.name + ".report_config.json")
     ctx.actions.write(out, json.encode_indent(config) + "\n")
-    return out, files + [e.manifest for e in program.methods.values()] + dot_files
+    return out, files.to_list()
 
 def _program_dashboard_impl(ctx):
     where = message_prefix("program_dashboard", ctx.label)
