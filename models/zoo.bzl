@@ -51,11 +51,11 @@ load("//rules/private:backends.bzl", "REFERENCE_RUNTIMES", "runtimes_here")
 load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
-# behind torch_model, lora_model, executorch_program, llm_program and foundation_weights, and the
+# behind torch_model, lora_model, hf_model, executorch_program, llm_program and foundation_weights, and the
 # test rules of graph_snapshot_test, numerics_test, program_budget_test and
 # foundation_budget_test, with the attribute naming what each tests. zoo_test fails if it finds
 # no model and no program, so a renamed kind cannot make it pass on nothing.
-_MODEL_KINDS = ["torch_model_rule", "lora_model_rule"]
+_MODEL_KINDS = ["torch_model_rule", "lora_model_rule", "hf_model_rule"]
 _PROGRAM_KINDS = ["executorch_program_rule", "llm_program_rule", "multimodal_program_rule"]
 _FOUNDATION_KIND = "foundation_weights"
 _SNAPSHOT_KIND = "_snapshot_test"
