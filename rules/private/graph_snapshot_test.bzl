@@ -134,7 +134,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
       name: the binary's name, by convention "update_goldens".
       tests: graph_snapshot_test targets, in this package or any other.
       updates: other graph_snapshot_updates targets, e.g. one per package.
-      **kwargs: passed to the py_binary.
+      **kwargs: passed to the py_binary (tags also to its list of goldens).
     """
     if not tests and not updates:
         fail("graph_snapshot_updates {}: name the goldens to update: tests = [\":<graph_snapshot_test>\"] or updates = [\"//pkg:update_goldens\"]".format(macro_label(name)))
@@ -142,6 +142,7 @@ def graph_snapshot_updates(name, tests = [], updates = [], **kwargs):
     _golden_list(
         name = goldens,
         goldens = [_with_suffix(t, "") for t in tests] + [_with_suffix(u, ".goldens") for u in updates],
+        tags = kwargs.get("tags"),  # a manual binary's list must not build its tests' targets in //...
         visibility = ["//visibility:public"],
     )
     exporter_py(
