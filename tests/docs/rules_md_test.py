@@ -54,7 +54,7 @@ def test_an_attr_without_doc_is_reported(tree):
 
 
 def test_a_macro_argument_without_doc_is_reported(tree):
-    _edit(tree / "rules/private/numerics_test.bzl", "      atol: absolute tolerance;", "      (atol) absolute tolerance;")
+    _edit(tree / "rules/private/testing/numerics_test.bzl", "      atol: absolute tolerance;", "      (atol) absolute tolerance;")
     _, problems = rules_md.render(str(tree))
     assert any("macro numerics_test: parameter atol has no doc" in p for p in problems), problems
 
