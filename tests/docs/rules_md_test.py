@@ -60,7 +60,7 @@ def test_a_macro_argument_without_doc_is_reported(tree):
 
 
 def test_a_new_attr_makes_the_checked_in_file_stale(tree, capsys):
-    _edit(tree / "rules/private/lowering.bzl", '"summary": attr.bool(',
+    _edit(tree / "rules/private/lib/lowering.bzl", '"summary": attr.bool(',
           '"method_name": attr.string(default = "forward", doc = "The method to lower."),\n        "summary": attr.bool(')
     assert rules_md.main(["--root", str(tree), "--check"]) == 1
     err = capsys.readouterr().err

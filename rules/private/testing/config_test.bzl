@@ -28,9 +28,9 @@ The pieces, used in this order by each rule's .bzl file:
 """
 
 load("//rules:providers.bzl", "golden_update_info")
-load("//rules/private:attr_checks.bzl", "macro_label", "message_prefix")
-load("//rules/private:exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
-load("//rules/private:runfiles.bzl", "rlocation", "write_launcher")
+load("//rules/private/lib:attr_checks.bzl", "macro_label", "message_prefix")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
+load("//rules/private/lib:runfiles.bzl", "rlocation", "write_launcher")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
 # The toolchain whose py3_runtime runs py_test and py_binary (toolchain/BUILD: venv_py3_runtime):

@@ -3,7 +3,7 @@ structure (exporter/checks/delegate_structure.py): a Core ML delegate is a model
 method's inputs and outputs."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
-load("//rules/private:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
 # The backends whose delegates the check reads.

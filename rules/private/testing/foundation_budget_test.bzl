@@ -2,8 +2,8 @@
 weights, against the same programs stand-alone (exporter/checks/shared_budget.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo")
-load("//rules/private:attr_checks.bzl", "number_attr", "parse_number")
-load("//rules/private:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:attr_checks.bzl", "number_attr", "parse_number")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
 def _models(program):
