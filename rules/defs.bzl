@@ -33,32 +33,19 @@ load("//rules/private:app_archive.bzl", _app_archive = "app_archive")
 load("//rules/private:arm64_binary.bzl", _arm64_binary = "arm64_binary")
 load("//rules/private:backends.bzl", _coreml = "coreml", _ethos_u = "ethos_u", _openvino = "openvino", _tosa = "tosa")
 load("//rules/private:bundled_program.bzl", _bundled_program = "bundled_program")
-load("//rules/private:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
 load("//rules/private:calibration_data.bzl", _calibration_data = "calibration_data")
-load("//rules/private:delegate_structure_test.bzl", _delegate_structure_test = "delegate_structure_test")
 load("//rules/private:executorch_benchmark.bzl", _executorch_benchmark = "executorch_benchmark", _executorch_profile = "executorch_profile")
 load("//rules/private:executorch_program.bzl", _executorch_program = "executorch_program")
 load("//rules/private:executorch_programs.bzl", _executorch_programs = "executorch_programs")
 load("//rules/private:executorch_selected_ops.bzl", _executorch_selected_ops = "executorch_selected_ops")
-load("//rules/private:foundation_budget_test.bzl", _foundation_budget_test = "foundation_budget_test")
 load("//rules/private:foundation_weights.bzl", _foundation_weights = "foundation_weights")
-load(
-    "//rules/private:graph_snapshot_test.bzl",
-    _graph_snapshot_test = "graph_snapshot_test",
-    _graph_snapshot_updates = "graph_snapshot_updates",
-)
 load("//rules/private:hf_model.bzl", _hf_model = "hf_model")
-load("//rules/private:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
 load("//rules/private:llm_program.bzl", _llm_program = "llm_program")
 load("//rules/private:lora_model.bzl", _lora_model = "lora_model")
 load("//rules/private:model_bundle.bzl", _model_bundle = "model_bundle")
-load("//rules/private:multimodal_generation_test.bzl", _multimodal_generation_test = "multimodal_generation_test")
 load("//rules/private:multimodal_program.bzl", _multimodal_program = "multimodal_program")
-load("//rules/private:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
-load("//rules/private:program_budget_test.bzl", _program_budget_test = "program_budget_test")
 load("//rules/private:program_report.bzl", _program_dashboard = "program_dashboard")
 load("//rules/private:pte_inspect.bzl", _pte_inspect = "pte_inspect")
-load("//rules/private:seq2seq_generation_test.bzl", _seq2seq_generation_test = "seq2seq_generation_test")
 load(
     "//rules/private:shape_spec.bzl",
     _AUTO = "AUTO",
@@ -72,6 +59,19 @@ load("//rules/private:tokenizer.bzl", _tokenizer = "tokenizer")
 load("//rules/private:torch_export.bzl", _torch_export = "torch_export")
 load("//rules/private:torch_model.bzl", _torch_model = "torch_model")
 load("//rules/private:torch_quantize.bzl", _torch_quantize = "torch_quantize")
+load("//rules/private/testing:bundled_program_test.bzl", _bundled_program_test = "bundled_program_test")
+load("//rules/private/testing:delegate_structure_test.bzl", _delegate_structure_test = "delegate_structure_test")
+load("//rules/private/testing:foundation_budget_test.bzl", _foundation_budget_test = "foundation_budget_test")
+load(
+    "//rules/private/testing:graph_snapshot_test.bzl",
+    _graph_snapshot_test = "graph_snapshot_test",
+    _graph_snapshot_updates = "graph_snapshot_updates",
+)
+load("//rules/private/testing:llm_generation_test.bzl", _llm_generation_test = "llm_generation_test")
+load("//rules/private/testing:multimodal_generation_test.bzl", _multimodal_generation_test = "multimodal_generation_test")
+load("//rules/private/testing:numerics_test.bzl", _numerics_test = "numerics_test", _step = "step")
+load("//rules/private/testing:program_budget_test.bzl", _program_budget_test = "program_budget_test")
+load("//rules/private/testing:seq2seq_generation_test.bzl", _seq2seq_generation_test = "seq2seq_generation_test")
 
 torch_model = _torch_model
 

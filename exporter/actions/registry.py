@@ -1,7 +1,7 @@
 """The registry of actions, and each action's config: the JSON file its rule writes, as a typed
 object.
 
-The rules (rules/private/*.bzl) write one JSON file per action; its config class reads it by
+The rules (rules/private/) write one JSON file per action; its config class reads it by
 its type hints (core/typed_json.py), fills in the defaults (here, and only here: the rules load
 them from exporter_facts.bzl, which exporter/facts.py generates from these classes), and keeps
 the JSON itself as `raw`, whose digest the manifests record ("settings"). Every config has

@@ -25,7 +25,7 @@ TABLE = (
 )
 
 # What a shape_spec's tensor may be, in the order the rules list them (exporter_facts.bzl's
-# SHAPE_SPEC_DTYPES, which rules/private/shape_spec_check.bzl loads).
+# SHAPE_SPEC_DTYPES, which rules/private/lib/shape_spec_check.bzl loads).
 SHAPE_SPEC = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
 
 _BY_SCHEMA_NAME = {d.executorch.upper(): d for d in TABLE}

@@ -33,8 +33,9 @@ import torch
 HINTS = ("AUTO", "DYNAMIC", "STATIC")
 
 # Starlark has no recursion and no while: the analysis-time walks over a spec's nested inputs
-# (rules/private/shape_spec*.bzl) take at most this many steps, so a spec holds fewer values than
-# this in all. The exporter reads any spec that fits (shape_spec_test checks the largest).
+# (rules/private/shape_spec.bzl and lib/shape_spec_check.bzl) take at most this many steps, so
+# a spec holds fewer values than this in all. The exporter reads any spec that fits
+# (shape_spec_test checks the largest).
 MAX_VALUES = 100000
 
 Linear = collections.namedtuple("Linear", "name a b")

@@ -27,7 +27,7 @@ class _Parser(argparse.ArgumentParser):
         raise ValueError(message)
 
 
-# `warm_up CONFIG`: the request of a worker warm-up action (rules/private/warm_up.bzl). It carries
+# `warm_up CONFIG`: the request of a worker warm-up action (rules/private/lib/warm_up.bzl). It carries
 # the mnemonic of the action whose worker it warms, so Bazel starts that worker when the build
 # starts instead of when the first such action can run; the worker warms up before it reads a
 # request, so the request ends when the warm-up has. It writes only its marker (outputs["marker"]);

@@ -257,7 +257,7 @@ def _warm_up_params(name):
 
 
 def test_a_warm_up_request_is_answered_once_the_worker_is_warm(workdir):
-    """The warm-up action (rules/private/warm_up.bzl) ends when its worker has warmed up; its
+    """The warm-up action (rules/private/lib/warm_up.bzl) ends when its worker has warmed up; its
     marker is the same bytes from a worker and one-shot, and one-shot it imports no torch."""
     w = Worker()
     try:

@@ -1,7 +1,7 @@
 """app_archive: an app, its shared libraries and its data as one .tar.gz that runs where unpacked."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo")
-load(":runfiles.bzl", "rlocation")
+load("//rules/private/lib:runfiles.bzl", "rlocation")
 
 def _app_archive_impl(ctx):
     target = ctx.attr.binary

@@ -7,7 +7,7 @@ wherever the rule itself is built, so a host-side test can depend on an arm64 bi
 """
 
 load("//rules:providers.bzl", "arm64_binary_info")
-load(":runfiles.bzl", "rlocation", "write_launcher")
+load("//rules/private/lib:runfiles.bzl", "rlocation", "write_launcher")
 
 _LINUX_AARCH64 = str(Label("//platforms:linux_aarch64"))
 _CROSSTOOL = str(Label("//toolchain/cc:suite"))

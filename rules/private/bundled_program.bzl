@@ -2,11 +2,11 @@
 
 load("//exporter:exporter_facts.bzl", "BUNDLED_REFERENCES", "CONFIG_DEFAULTS")
 load("//rules:providers.bzl", "BundledProgramInfo", "ExecuTorchProgramInfo", "bundled_program_info")
+load("//rules/private/lib:attr_checks.bzl", "check_method", "check_one_of", "message_prefix")
+load("//rules/private/lib:config_entries.bzl", "exported_config", "model_config")
+load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "check_method", "check_one_of", "message_prefix")
-load(":config_entries.bzl", "exported_config", "model_config")
-load(":dim_sizes.bzl", "full_sizes")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _cases(where, program, given):
     """{method: [full sizes]}: the listed cases per method, checked, examples filled in."""

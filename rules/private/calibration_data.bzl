@@ -1,10 +1,10 @@
 """calibration_data: the sample inputs a quantizer observes, checked against a shape spec."""
 
 load("//rules:providers.bzl", "CalibrationDataInfo", "ShapeSpecInfo", "TorchModelInfo", "calibration_data_info")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:entry_points.bzl", "check_entry", "import_roots")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "message_prefix")
-load(":entry_points.bzl", "check_entry", "import_roots")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 _BATCH_FILES = [".pt", ".npz"]
 

@@ -2,10 +2,10 @@
 ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
-load(":attr_checks.bzl", "check_method", "message_prefix")
+load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
+load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "runs_only_on", "runtimes_here")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
-load(":runfiles.bzl", "write_launcher")
 
 # The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it
 # (numerics_test and llm_generation_test also build it for arm64).

@@ -1,9 +1,9 @@
 """executorch_program: lowers a torch_export's .pt2 to an ExecuTorch .pte. Never re-exports."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//rules/private/lib:lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
-load(":program_explorer.bzl", "program_explorer_for")
 
 def _executorch_program_impl(ctx):
     return lower_program(ctx, lowering_semantics("executorch_program"))

@@ -1,9 +1,9 @@
 """executorch_programs: one executorch_program (and its numerics_test) per device class."""
 
 load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
+load("//rules/private/testing:numerics_test.bzl", "numerics_test")
 load(":backends.bzl", "backend_name", "runs_only_on")
 load(":executorch_program.bzl", "executorch_program")
-load(":numerics_test.bzl", "numerics_test")
 
 def _runs_nowhere_here(backends):
     """The first of `backends` (a list, or one per method) that no runtime here runs, or None."""

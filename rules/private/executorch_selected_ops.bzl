@@ -1,9 +1,9 @@
 """executorch_selected_ops: one selected-operators list for an app that runs several programs."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _executorch_selected_ops_impl(ctx):
     if not ctx.attr.programs:

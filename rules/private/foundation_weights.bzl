@@ -2,9 +2,9 @@
 (exporter/actions/foundation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo", "foundation_weights_info")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:exporter_action.bzl", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "run_exporter")
 
 def _foundation_weights_impl(ctx):
     where = message_prefix("foundation_weights", ctx.label)

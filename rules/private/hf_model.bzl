@@ -2,9 +2,9 @@
 
 load("//exporter:exporter_facts.bzl", "HF_MODEL_ENTRY", "HF_TASKS")
 load("//rules:providers.bzl", "TorchModelInfo", "shape_spec_info", "torch_model_info")
-load(":attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:shape_spec_check.bzl", "check_spec")
 load(":shape_spec.bzl", "dim", "encode_dims", "encode_inputs", "tensor")
-load(":shape_spec_check.bzl", "check_spec")
 load(":tokenizer.bzl", "tokenizer")
 
 # Models that number positions from pad_token_id + 1, so two positions are never a token's.

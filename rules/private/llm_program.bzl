@@ -6,11 +6,11 @@ add the tokenizer and the runner's limits to the lowering, which writes the runn
 methods (exporter/actions/llm.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//rules/private/lib:attr_checks.bzl", "macro_label")
+load("//rules/private/lib:lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "macro_label")
 load(":backends.bzl", "STATIC_SHAPE_BACKENDS", "backend_name")
-load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
-load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 

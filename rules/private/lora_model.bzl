@@ -3,7 +3,7 @@ factors from a checkpoint file or a PEFT folder), usable wherever a torch_model 
 
 load("//exporter:exporter_facts.bzl", "PEFT_WEIGHTS")
 load("//rules:providers.bzl", "TorchModelInfo", "torch_model_info")
-load(":attr_checks.bzl", "message_prefix", "parse_number")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix", "parse_number")
 
 def _check(ctx, where, base):
     """The adapter's attributes, checked; returns its alpha as a float."""

@@ -1,9 +1,9 @@
 """model_bundle: collects programs into one folder of digest-named files plus index.json."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "ModelBundleInfo", "model_bundle_info")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _program_entry(target):
     """(kind, info, file) of one `programs` entry."""

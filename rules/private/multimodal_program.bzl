@@ -6,10 +6,10 @@ tokenizer, the runner's limits and the image's facts; the lowering checks the me
 each other and writes the constant methods (exporter/actions/multimodal.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//rules/private/lib:attr_checks.bzl", "macro_label", "message_prefix")
+load("//rules/private/lib:lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "macro_label", "message_prefix")
-load(":lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
-load(":program_explorer.bzl", "program_explorer_for")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 

@@ -7,9 +7,9 @@ toolchain/graphviz_repository.bzl), and a summary JSON that program_dashboard re
 """
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ProgramDashboardInfo", "program_dashboard_info")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "message_prefix")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 # graphviz's dot, declared: its launcher, its files (binary and plugins) and its version.
 GRAPHVIZ_ATTRS = {

@@ -1,6 +1,6 @@
 """pte_inspect: `bazel run` target that prints what a .pte holds, without running it."""
 
-load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 
 def pte_inspect(name, program, **kwargs):
     """Declares `bazel run //pkg:<name> [-- --json]`, which summarises `program`'s .pte.

@@ -7,7 +7,7 @@ tracing size. exporter/core/shape_spec.py documents the JSON that ShapeSpecInfo.
 
 load("//exporter:exporter_facts.bzl", "MAX_SPEC_VALUES")
 load("//rules:providers.bzl", "ShapeSpecInfo", "shape_spec_info")
-load(":shape_spec_check.bzl", "check_spec")
+load("//rules/private/lib:shape_spec_check.bzl", "check_spec")
 
 # The dynamism hints a BUILD file loads: exporter_facts.bzl's HINTS, by name
 # (//tests/starlark/shape_spec:hints_test checks that they are the same).

@@ -3,9 +3,9 @@ tokenizer library (exporter/actions/tokenizer.py)."""
 
 load("//exporter:exporter_facts.bzl", FORMATS = "TOKENIZER_FORMATS")
 load("//rules:providers.bzl", "TokenizerInfo", "tokenizer_info")
+load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "check_one_of", "message_prefix")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 
 def _format(where, src, given):
     """The file's format: `given`, else from its name."""

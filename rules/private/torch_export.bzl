@@ -2,11 +2,11 @@
 
 load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "IRS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
+load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
+load("//rules/private/lib:config_entries.bzl", "model_config")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
+load("//rules/private/lib:linear_expr.bzl", "is_identifier")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "check_one_of", "message_prefix")
-load(":config_entries.bzl", "model_config")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
-load(":linear_expr.bzl", "is_identifier")
 
 # The export's defaults (exporter/actions/registry.py's ExportOptions).
 EXPORT_DEFAULTS = CONFIG_DEFAULTS["export"]

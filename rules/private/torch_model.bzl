@@ -1,8 +1,8 @@
 """torch_model: a model's Python sources, its entry point and optional weights."""
 
 load("//rules:providers.bzl", "TorchModelInfo", "torch_model_info")
-load(":attr_checks.bzl", "message_prefix")
-load(":entry_points.bzl", "check_entry", "import_roots")
+load("//rules/private/lib:attr_checks.bzl", "message_prefix")
+load("//rules/private/lib:entry_points.bzl", "check_entry", "import_roots")
 
 def _torch_model_impl(ctx):
     check_entry(message_prefix("torch_model", ctx.label), ctx.attr.entry, "models.resnet:resnet18")

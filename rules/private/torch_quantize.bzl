@@ -2,10 +2,10 @@
 
 load("//exporter:exporter_facts.bzl", "BACKENDS_WITH_LOCK", "CONFIG_DEFAULTS", "QUANTIZERS", "QUANTIZER_SCHEMES", "SCHEMES")
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
+load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
+load("//rules/private/lib:config_entries.bzl", "exported_config")
+load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "check_one_of", "message_prefix")
-load(":config_entries.bzl", "exported_config")
-load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 # The quantization's defaults (exporter/actions/registry.py's QuantizeConfig). SCHEMES maps each

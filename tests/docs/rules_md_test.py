@@ -54,13 +54,13 @@ def test_an_attr_without_doc_is_reported(tree):
 
 
 def test_a_macro_argument_without_doc_is_reported(tree):
-    _edit(tree / "rules/private/numerics_test.bzl", "      atol: absolute tolerance;", "      (atol) absolute tolerance;")
+    _edit(tree / "rules/private/testing/numerics_test.bzl", "      atol: absolute tolerance;", "      (atol) absolute tolerance;")
     _, problems = rules_md.render(str(tree))
     assert any("macro numerics_test: parameter atol has no doc" in p for p in problems), problems
 
 
 def test_a_new_attr_makes_the_checked_in_file_stale(tree, capsys):
-    _edit(tree / "rules/private/lowering.bzl", '"summary": attr.bool(',
+    _edit(tree / "rules/private/lib/lowering.bzl", '"summary": attr.bool(',
           '"method_name": attr.string(default = "forward", doc = "The method to lower."),\n        "summary": attr.bool(')
     assert rules_md.main(["--root", str(tree), "--check"]) == 1
     err = capsys.readouterr().err
@@ -77,3 +77,16 @@ def test_values_and_defaults_taken_from_exporter_facts_show_as_values():
     assert 'One of: `"training"`, `"inference"`, `"core_aten"`.' in text
     assert '| `group_size` | int | `32` | The weights per quantization group' in text
     assert '| `backends` | list | `["xnnpack"]` | as executorch_program\'s' in text
+
+
+def test_rules_private_shows_what_each_file_is():
+    # rules/private/ holds what defs.bzl exports, testing/ the test rules and lib/ the helpers
+    # (CONTRIBUTING.md, "Layout"): a file that defs.bzl does not load belongs in lib/ or testing/.
+    defs, entries = bzl_docs.public_api(ROOT)
+    loaded = {bzl_docs.label_to_path(label, "rules/defs.bzl") for label, _ in defs.loads.values()}
+    folder = os.path.join(ROOT, "rules/private")
+    assert {f"rules/private/{f}" for f in os.listdir(folder) if f.endswith(".bzl")} <= loaded
+    for entry in entries:
+        assert not entry.source.startswith("rules/private/lib/"), entry.name
+        if entry.name.endswith("_test"):
+            assert entry.source.startswith("rules/private/testing/"), entry.name

@@ -183,7 +183,7 @@ class Result:
         return [s for s in self.spawns if s.get("mnemonic") == mnemonic and not is_warm_up(s)]
 
     def warm_ups(self):
-        """The worker warm-up spawns (rules/private/warm_up.bzl), which share their worker's mnemonic."""
+        """The worker warm-up spawns (rules/private/lib/warm_up.bzl), which share their worker's mnemonic."""
         return [s for s in self.spawns if is_warm_up(s)]
 
     def executed(self, mnemonic):
@@ -222,7 +222,7 @@ class Result:
 
 
 def is_warm_up(spawn):
-    """A worker warm-up spawn: its only output is a <name>.warm marker (rules/private/warm_up.bzl)."""
+    """A worker warm-up spawn: its only output is a <name>.warm marker (rules/private/lib/warm_up.bzl)."""
     return any(o["path"].endswith(".warm") for o in spawn.get("actualOutputs", []))
 
 

@@ -1,4 +1,4 @@
-"""write_launcher's script (rules/private/runfiles.bzl) finds the runfiles tree that holds it:
+"""write_launcher's script (rules/private/lib/runfiles.bzl) finds the runfiles tree that holds it:
 its own beside it, or the one it sits in, before a RUNFILES_DIR or TEST_SRCDIR it inherits,
 which may name another tree (a test's, around a nested `bazel run`)."""
 

@@ -1,6 +1,6 @@
 """where: an executable that is write_launcher's script alone, printing the runfiles tree it found."""
 
-load("//rules/private:runfiles.bzl", "write_launcher")  # buildifier: disable=bzl-visibility
+load("//rules/private/lib:runfiles.bzl", "write_launcher")  # buildifier: disable=bzl-visibility
 
 def _where_impl(ctx):
     launcher = ctx.actions.declare_file(ctx.label.name)

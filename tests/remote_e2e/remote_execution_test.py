@@ -30,7 +30,7 @@ from tests.remote_e2e import buildbox_executor, image_venv
 TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", "//zoo:all").split()
 ZOO_TARGETS = TARGETS == ["//zoo:all"]
 
-# Every action that runs the exporter (rules/private/exporter_action.bzl: `<python>
+# Every action that runs the exporter (rules/private/lib/exporter_action.bzl: `<python>
 # .../exporter/main.py ...`), and so the image's Python when remote, whatever its mnemonic.
 EXPORTER_MAIN = "exporter/main.py"
 MANIFEST_SUFFIXES = (".pt2.json", ".pte.json", ".calib.json")

@@ -194,7 +194,7 @@ class Module:
 
 
 def label_to_path(label, current):
-    """//rules/private:x.bzl -> rules/private/x.bzl; :x.bzl is relative to `current`."""
+    """//rules/private/lib:x.bzl -> rules/private/lib/x.bzl; :x.bzl is relative to `current`."""
     if label.startswith("@"):
         raise DocError(f"{current}: loads {label} from another repository; document it there")
     if label.startswith(":"):

@@ -99,7 +99,7 @@ def test_every_folder_is_measured():
     paths = sources(_root())
     for folder in FOLDERS:
         assert [p for p in paths if p.startswith(folder + os.sep)], f"no source found under {folder}/"
-    assert "rules/private/lowering.bzl" in paths and "exporter/core/shape_spec.py" in paths
+    assert "rules/private/lib/lowering.bzl" in paths and "exporter/core/shape_spec.py" in paths
     assert "native/et_runner.cc" in paths
     assert not [p for p in paths if p.endswith("_test.py") or p.startswith("exporter/tests/")]
 

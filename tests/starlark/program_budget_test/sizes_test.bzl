@@ -1,9 +1,9 @@
-"""Unit tests of the Starlark size parser (rules/private/byte_sizes.bzl)."""
+"""Unit tests of the Starlark size parser (rules/private/lib/byte_sizes.bzl)."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
-load("//rules/private:byte_sizes.bzl", "parse_percent", "parse_size")  # buildifier: disable=bzl-visibility
+load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")  # buildifier: disable=bzl-visibility
 
 GOOD = [
     (4, 4),

@@ -1,4 +1,4 @@
-"""Size expressions that both parsers read: rules/private/linear_expr.bzl at analysis time and
+"""Size expressions that both parsers read: rules/private/lib/linear_expr.bzl at analysis time and
 exporter/core/shape_spec.py (sympy) in the exporter. :expression_parity_test checks that they agree."""
 
 # (text, (name, a, b)) for sizes a*name + b.

@@ -1,9 +1,9 @@
-"""Unit tests of the Starlark size-expression parser (rules/private/linear_expr.bzl)."""
+"""Unit tests of the Starlark size-expression parser (rules/private/lib/linear_expr.bzl)."""
 
 load("@bazel_skylib//lib:unittest.bzl", "asserts", "unittest")
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
-load("//rules/private:linear_expr.bzl", "format_linear", "is_identifier", "parse_linear")  # buildifier: disable=bzl-visibility
+load("//rules/private/lib:linear_expr.bzl", "format_linear", "is_identifier", "parse_linear")  # buildifier: disable=bzl-visibility
 load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _good_impl(ctx):

@@ -4,7 +4,7 @@ the rules that cannot be generated from the exporter's Python: the other values 
 share come from //exporter:exporter_facts.bzl."""
 
 # These tests read the rules' private files on purpose (bzl-visibility is off for those loads).
-load("//rules/private:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
+load("//rules/private/lib:linear_expr.bzl", "parse_linear")  # buildifier: disable=bzl-visibility
 load(":expressions.bzl", "ANALYSIS_ONLY", "BAD", "GOOD")
 
 def _parsed(text):

@@ -3,9 +3,9 @@ ExecuTorch's MultimodalRunner, from each image with each prompt
 (exporter/checks/multimodal_generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
-load(":config_entries.bzl", "model_config", "runner_program_config")
+load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 _METHODS = ["vision_encoder", "token_embedding", "text_decoder"]
 

@@ -5,11 +5,11 @@ golden into the source tree through BUILD_WORKSPACE_DIRECTORY.
 """
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "GoldenUpdateInfo", "golden_update_info")
-load(":attr_checks.bzl", "macro_label")
+load("//rules/private:program_report.bzl", "GRAPHVIZ_ATTRS")
+load("//rules/private/lib:attr_checks.bzl", "macro_label")
+load("//rules/private/lib:exporter_action.bzl", "run_exporter")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "write_test_config")
-load(":exporter_action.bzl", "run_exporter")
-load(":exporter_py.bzl", "EXPORTER_MODULES", "exporter_py")
-load(":program_report.bzl", "GRAPHVIZ_ATTRS")
 
 def _snapshot_text(ctx, subject, exported, pte):
     """Declares the GraphSnapshot action; returns <name>.snapshot.txt.

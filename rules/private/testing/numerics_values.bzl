@@ -8,9 +8,9 @@ compares files with numpy and runs the native runners, without importing torch o
 """
 
 load("//rules:providers.bzl", "ExportedProgramInfo", "TorchModelInfo")
-load(":backends.bzl", "per_machine")
-load(":config_entries.bzl", "exported_config", "model_config")
-load(":exporter_action.bzl", "run_exporter")
+load("//rules/private:backends.bzl", "per_machine")
+load("//rules/private/lib:config_entries.bzl", "exported_config", "model_config")
+load("//rules/private/lib:exporter_action.bzl", "run_exporter")
 
 def _path(f, runfiles):
     return f.short_path if runfiles else f.path

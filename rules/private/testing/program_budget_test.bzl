@@ -1,10 +1,10 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
-load(":attr_checks.bzl", "check_method")
-load(":byte_sizes.bzl", "parse_percent", "parse_size")
+load("//rules/private/lib:attr_checks.bzl", "check_method")
+load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _size(where, attr, value):
     parsed = parse_size(value)

@@ -2,9 +2,9 @@
 weights, against the same programs stand-alone (exporter/checks/shared_budget.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "FoundationWeightsInfo")
-load(":attr_checks.bzl", "number_attr", "parse_number")
+load("//rules/private/lib:attr_checks.bzl", "number_attr", "parse_number")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _models(program):
     return sorted({str(m.model.label): None for m in program.methods.values()}.keys())

@@ -2,12 +2,12 @@
 runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
-load(":arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
-load(":backends.bzl", "check_backend_runtimes")
-load(":config_entries.bzl", "model_config", "runner_program_config")
+load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
+load("//rules/private:backends.bzl", "check_backend_runtimes")
+load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
+load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 # Where a generation runs: ExecuTorch's LLM runner (TextLLMRunner, through its Python bindings)
 # and the native runner.

@@ -28,10 +28,10 @@ The pieces, used in this order by each rule's .bzl file:
 """
 
 load("//rules:providers.bzl", "golden_update_info")
+load("//rules/private/lib:attr_checks.bzl", "macro_label", "message_prefix")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
+load("//rules/private/lib:runfiles.bzl", "rlocation", "write_launcher")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":attr_checks.bzl", "macro_label", "message_prefix")
-load(":exporter_py.bzl", "EXPORTER_LIB", "EXPORTER_MODULES", "exporter_py")
-load(":runfiles.bzl", "rlocation", "write_launcher")
 
 # The toolchain whose py3_runtime runs py_test and py_binary (toolchain/BUILD: venv_py3_runtime):
 # the tests run on the same interpreter.

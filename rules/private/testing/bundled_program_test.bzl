@@ -1,9 +1,9 @@
 """bundled_program_test: runs a .bpte's test cases in the ExecuTorch runtime, as a device farm does."""
 
 load("//rules:providers.bzl", "BundledProgramInfo")
-load(":attr_checks.bzl", "number_attr", "parse_tolerance")
+load("//rules/private/lib:attr_checks.bzl", "number_attr", "parse_tolerance")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _bundled_cases_test_impl(ctx):
     where = test_prefix("bundled_program_test", ctx)

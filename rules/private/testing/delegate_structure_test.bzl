@@ -3,8 +3,8 @@ structure (exporter/checks/delegate_structure.py): a Core ML delegate is a model
 method's inputs and outputs."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 # The backends whose delegates the check reads.
 STRUCTURE_BACKENDS = ["coreml"]

@@ -2,9 +2,9 @@
 ExecuTorch's runtime (exporter/checks/seq2seq.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TorchModelInfo")
-load(":config_entries.bzl", "model_config")
+load("//rules/private/lib:config_entries.bzl", "model_config")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 
 def _seq2seq_test_impl(ctx):
     where = test_prefix("seq2seq_generation_test", ctx)

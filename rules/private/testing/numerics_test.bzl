@@ -2,13 +2,13 @@
 
 load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
-load(":arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
-load(":attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
-load(":backends.bzl", "check_backend_runtimes")
+load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
+load("//rules/private:backends.bzl", "check_backend_runtimes")
+load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
+load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
+load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
+load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
-load(":dim_sizes.bzl", "full_sizes")
-load(":executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
-load(":exporter_py.bzl", "EXPORTER_MODULES")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and

@@ -11,13 +11,13 @@ program_attrs.
 load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
+load("//rules/private:backends.bzl", "backend_packages_labels", "check_backend_weights", "check_static_shapes", "parse_backends", "per_machine")
+load("//rules/private:program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":attr_checks.bzl", "check_one_of", "message_prefix")
-load(":backends.bzl", "backend_packages_labels", "check_backend_weights", "check_static_shapes", "parse_backends", "per_machine")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
-load(":program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 
 # The lowering's defaults (exporter/actions/registry.py's LowerConfig).
 LOWER_DEFAULTS = CONFIG_DEFAULTS["lower"]
