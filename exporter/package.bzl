@@ -18,17 +18,19 @@ def package_srcs(name = "srcs"):
         ),
     )
 
-def module_test(name, deps = None, **kwargs):
+def module_test(name, deps = None, src = None, **kwargs):
     """Declares the pytest_test `name` of <name>.py, a module's tests beside it.
 
     Args:
       name: the test and its file's name, e.g. "shape_spec_test".
       deps: its libraries; default the exporter (//exporter:exporter_lib).
+      src: its file, when it is not <name>.py: a second target of a test file, such as its
+        nightly cases' (args = ["-k", ...]).
       **kwargs: passed to pytest_test (data, size, timeout, ...).
     """
     pytest_test(
         name = name,
-        srcs = [name + ".py"],
+        srcs = [src or name + ".py"],
         deps = deps if deps != None else [_EXPORTER_LIB],
         **kwargs
     )

@@ -1,13 +1,18 @@
 """One cell of determinism_test's matrix: the zoo's batch-norm estimation and the
 TorchQuantize action's calibration, run in this process's kernel settings.
 
-    calibration_probe.py WEIGHTS OUT_DIR (float64|float32) (pinned|free)
+    calibration_probe.py WEIGHTS OUT_DIR PRECISIONS (pinned|free)
 
 WEIGHTS holds the initial weights of a MobileNetV2 (made once, so that every cell starts from
 the same bits). The probe estimates its batch-norm statistics from seeded noise (as
 //models/mobilenet:mobilenet_wide does), exports it, and quantizes it with the TorchQuantize
 action's own run() on the zoo's calibration images. It prints the sha256 of the statistics and
-of the quantized .pt2 as JSON. float32 is the control: both steps in the model's own float32.
+of the quantized .pt2 as JSON, for each precision in PRECISIONS ("float64", "float32" or
+"float64,float32": {precision: {"batch_norm": ..., "quantized_pt2": ...}}). float32 is the
+control: both steps in the model's own float32. Both precisions in one process share its start
+and its kernel settings (ATen and MKL pick their code paths when they load); float64 runs first,
+as float32 turns the float64 mode off for the rest of the process. Every step draws from its own
+seeded generator, so neither run sees the other's.
 "pinned" runs like every exporter action (determinism.reproducible_math); "free" uses two threads
 with oneDNN and NNPACK on.
 """
@@ -64,7 +69,7 @@ def _quantized_pt2(model, out):
     return hashlib.sha256(open(config.outputs["pt2"], "rb").read()).hexdigest()
 
 
-def main(weights, out, precision, threads):
+def _cell(weights, out, precision, threads):
     if precision == "float32":  # the control: every step in the model's own float32
         float64_math.float64 = contextlib.nullcontext  # type: ignore[assignment]
     dtype = torch.float64 if precision == "float64" else torch.float32
@@ -77,8 +82,18 @@ def main(weights, out, precision, threads):
     with math:
         model = _estimated_model(weights, dtype)
         statistics = [b for name, b in sorted(model.named_buffers()) if "running" in name]
-        result = {"batch_norm": _digest(*statistics), "quantized_pt2": _quantized_pt2(model, out)}
-    print(json.dumps(result))
+        return {"batch_norm": _digest(*statistics), "quantized_pt2": _quantized_pt2(model, out)}
+
+
+def main(weights, out, precisions, threads):
+    precisions = precisions.split(",")
+    assert precisions in (["float64"], ["float32"], ["float64", "float32"]), precisions
+    results = {}
+    for precision in precisions:
+        folder = os.path.join(out, precision)
+        os.makedirs(folder)
+        results[precision] = _cell(weights, folder, precision, threads)
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":
