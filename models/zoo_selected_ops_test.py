@@ -1,8 +1,6 @@
 """//models:zoo_selected_ops is the union of every zoo program's selected operators: each
 program's operators and kernel keys (dtypes, dim orders) are in it, under the program's label,
-and it holds nothing else. zoo_selected_ops_test checks the every-build tier's merge, and
-nightly_zoo_selected_ops_test (the same file) nightly_zoo_selected_ops, which merges the nightly
-tier's programs too: the test's name says which (tools/ci/tiers.bzl)."""
+and it holds nothing else."""
 
 import glob
 import json
@@ -13,10 +11,6 @@ from runfiles import Runfiles
 
 RUNFILES = Runfiles.Create()
 
-# The merged target this test checks, named after the test, and how many programs it merges.
-MERGED = os.environ.get("TEST_TARGET", "//models:zoo_selected_ops_test").split(":")[-1][: -len("_test")]
-PROGRAM_COUNT = {"zoo_selected_ops": 18, "nightly_zoo_selected_ops": 20}[MERGED]
-
 
 def _load(path):
     with open(path, encoding="utf-8") as f:
@@ -25,10 +19,10 @@ def _load(path):
 
 def _programs():
     """{label: selected-operators data} of every zoo program in the runfiles."""
-    root = os.path.dirname(RUNFILES.Rlocation(f"rules_torch_export/models/{MERGED}.selected_operators.yaml"))
+    root = os.path.dirname(RUNFILES.Rlocation("rules_torch_export/models/zoo_selected_ops.selected_operators.yaml"))
     found = {}
     for path in glob.glob(os.path.join(root, "**", "*.selected_operators.yaml"), recursive=True):
-        if os.path.basename(path).startswith(MERGED + "."):
+        if os.path.basename(path).startswith("zoo_selected_ops."):
             continue
         package = os.path.relpath(os.path.dirname(path), os.path.dirname(root))
         found["//{}:{}".format(package, os.path.basename(path)[: -len(".selected_operators.yaml")])] = _load(path)
@@ -36,9 +30,9 @@ def _programs():
 
 
 def test_every_program_is_in_the_merged_list():
-    merged = _load(RUNFILES.Rlocation(f"rules_torch_export/models/{MERGED}.selected_operators.yaml"))
+    merged = _load(RUNFILES.Rlocation("rules_torch_export/models/zoo_selected_ops.selected_operators.yaml"))
     programs = _programs()
-    assert len(programs) == PROGRAM_COUNT, sorted(programs)
+    assert len(programs) == 20, sorted(programs)
     union = set()
     for label, data in programs.items():
         for op, keys in data["et_kernel_metadata"].items():
@@ -50,8 +44,8 @@ def test_every_program_is_in_the_merged_list():
 
 
 def test_the_manifest_lists_programs_and_operators():
-    with open(RUNFILES.Rlocation(f"rules_torch_export/models/{MERGED}.selected_operators.json"), encoding="utf-8") as f:
+    with open(RUNFILES.Rlocation("rules_torch_export/models/zoo_selected_ops.selected_operators.json"), encoding="utf-8") as f:
         manifest = json.load(f)
-    assert manifest["label"] == "//models:" + MERGED
+    assert manifest["label"] == "//models:zoo_selected_ops"
     assert manifest["programs"] == sorted(_programs())
     assert "aten::avg_pool3d.out" in manifest["operators"]  # the volumetric model's own kernel
