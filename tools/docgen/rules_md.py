@@ -62,12 +62,13 @@ def _find_example(root, name):
         with open(full, encoding="utf-8") as f:
             text = f.read()
         for statement in ast.parse(text, filename=path).body:
+            if not any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+                       for node in ast.walk(statement)):
+                continue
+            # Cut the text only for a statement that uses the name: each cut splits the whole file.
             segment = ast.get_source_segment(text, statement) or ""
-            if "NIGHTLY" in segment:
-                continue  # this repository's CI tier (tools/ci/tiers.bzl), not what a user writes
-            for node in ast.walk(statement):
-                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                    return path, segment
+            if "NIGHTLY" not in segment:  # this repository's CI tier (tools/ci/tiers.bzl), not what a user writes
+                return path, segment
     return None
 
 
