@@ -9,9 +9,12 @@ One executor, one image venv and two Bazel output bases serve every case:
 - the executor is killed mid-build: the build fails with Bazel's remote error, or with
   --remote_local_fallback finishes locally; after a restart the next build succeeds.
 
-The targets default to the e2e zoo (tests/e2e/zoo: every exporter mnemonic in a dozen small
-actions). `//models/...` took 5 to 15 minutes remotely on a shared 2-core machine (and its local
-reference build 3 to 9), too long for CI; run it with --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
+The targets default to one action of each exporter mnemonic, or two: //zoo_remote:app, a
+bundle of the e2e zoo's quantized conv program and its language model, and //zoo:mlp_ep, the
+export the executor is killed in (nine actions). The nightly tier's remote_execution_zoo_test
+builds the whole zoo (//zoo:all, 18 actions). `//models/...` took 5 to 15 minutes remotely on a
+shared 2-core machine (and its local reference build 3 to 9), too long for CI; run it with
+--test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
 """
 
 import collections
@@ -27,8 +30,25 @@ import pytest
 from tests.e2e import harness, network_probe, zoo_workspace
 from tests.remote_e2e import buildbox_executor, image_venv
 
-TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", "//zoo:all").split()
-ZOO_TARGETS = TARGETS == ["//zoo:all"]
+EVERY_MNEMONIC = ["//zoo_remote:app", "//zoo:mlp_ep"]
+TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", " ".join(EVERY_MNEMONIC)).split()
+# The exporter actions each known target set runs: every mnemonic, at least once.
+ACTIONS = {
+    ("//zoo:all",): dict(zoo_workspace.ACTIONS, ModelBundle=1),
+    tuple(EVERY_MNEMONIC): {"TorchExport": 3, "CalibrationData": 1, "TorchQuantize": 1,
+                            "ExecuTorchLower": 2, "TokenizerCheck": 1, "ModelBundle": 1},
+}
+EXPECTED = ACTIONS.get(tuple(TARGETS))
+
+# A bundle of programs that, with //zoo:mlp_ep, run every exporter mnemonic.
+ZOO_REMOTE_BUILD = """
+load("//rules:defs.bzl", "model_bundle")
+
+model_bundle(
+    name = "app",
+    programs = ["//zoo:conv_q8_pte", "//zoo:lm_pte"],
+)
+"""
 
 # Every action that runs the exporter (rules/private/lib/exporter_action.bzl: `<python>
 # .../exporter/main.py ...`), and so the image's Python when remote, whatever its mnemonic.
@@ -69,6 +89,7 @@ def executor(image):
 def _checkout(name):
     workspace = harness.Workspace.create(name, include=INCLUDE)
     zoo_workspace.install(workspace)
+    workspace.write("zoo_remote/BUILD", ZOO_REMOTE_BUILD)
     return workspace
 
 
@@ -151,8 +172,9 @@ def test_every_exporter_action_runs_remotely_and_gives_the_local_bytes(
     assert {s["runner"] for s in spawns} == {"remote"}
     assert not [s for s in spawns if s.get("remoteCacheHit")]
     assert _counts(spawns) == _counts(_exporter_spawns(local))
-    if ZOO_TARGETS:
-        assert _counts(spawns) == dict(zoo_workspace.ACTIONS, ModelBundle=1)
+    if EXPECTED:
+        assert set(EXPECTED) == set(zoo_workspace.ACTIONS) | {"ModelBundle"}  # every mnemonic
+        assert _counts(spawns) == EXPECTED
     for spawn in spawns:  # it ran where the image is, and the image was what it ran
         properties = {p["name"]: p["value"] for p in spawn["platform"]["properties"]}
         assert properties["OSFamily"] == "linux"
