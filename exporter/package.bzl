@@ -1,4 +1,4 @@
-"""What every package of the exporter declares: its modules, and a test per module."""
+"""What every package of the exporter declares: its modules, and its tests."""
 
 load("//tools/pytest:pytest_test.bzl", "pytest_test")
 
@@ -32,5 +32,72 @@ def module_test(name, deps = None, src = None, **kwargs):
         name = name,
         srcs = [src or name + ".py"],
         deps = deps if deps != None else [_EXPORTER_LIB],
+        **kwargs
+    )
+
+# py_test's sizes and their default timeouts, smallest first.
+_SIZES = ["small", "medium", "large", "enormous"]
+_TIMEOUTS = ["short", "moderate", "long", "eternal"]
+
+def _largest(order, values):
+    return order[max([order.index(v) for v in values])]
+
+def _union(lists):
+    """The lists' items in order, each once (labels are compared as written)."""
+    found = []
+    for items in lists:
+        for item in items:
+            if item not in found:
+                found.append(item)
+    return found
+
+def package_tests(name, modules, timeout = None, **kwargs):
+    """Declares the pytest_test `name` of all the package's *_test.py files, in one process.
+
+    One process pays for `import torch, executorch` once for the package. The test gets the
+    union of the modules' deps and data, and the largest of their sizes and timeouts. Each
+    module also keeps a test of its own under its name (a module_test), tagged "manual": it runs
+    when named (`bazel test //exporter/checks:configs_test`), not in `//...`, which runs `name`.
+
+    Args:
+      name: the package's test, e.g. "tests".
+      modules: {module's test name ("lower_test" for lower_test.py): its attributes}: every
+        *_test.py of the package (it fails otherwise). The attributes are module_test's: deps
+        (default //exporter:exporter_lib), data, size (default "medium") and timeout (default
+        the size's).
+      timeout: the package's test's; default the largest of the modules'. The modules now run
+        one after the other: a package whose modules run long needs more than any one had.
+      **kwargs: passed to every test (tags, ...).
+    """
+    files = native.glob(["*_test.py"])
+    if sorted([m + ".py" for m in modules]) != sorted(files):
+        fail("package_tests: modules must name every *_test.py of the package, each once: {} vs {}".format(
+            sorted(modules),
+            files,
+        ))
+    tags = kwargs.pop("tags", [])
+    sizes, timeouts, deps, data = [], [], [], []
+    for module in sorted(modules):
+        attrs = dict(modules[module])
+        for key in attrs:
+            if key not in ("deps", "data", "size", "timeout"):
+                fail("package_tests: {}'s {} is not a module attribute".format(module, key))
+
+        # A string, as BUILD files write it, so that the union keeps it once.
+        attrs.setdefault("deps", ["//exporter:exporter_lib"])
+        attrs.setdefault("size", "medium")
+        sizes.append(attrs["size"])
+        timeouts.append(attrs.get("timeout", _TIMEOUTS[_SIZES.index(attrs["size"])]))
+        deps.append(attrs["deps"])
+        data.append(attrs.get("data", []))
+        module_test(name = module, tags = tags + ["manual"], **dict(attrs, **kwargs))
+    pytest_test(
+        name = name,
+        srcs = [m + ".py" for m in sorted(modules)],
+        deps = _union(deps),
+        data = _union(data),
+        size = _largest(_SIZES, sizes),
+        timeout = timeout or _largest(_TIMEOUTS, timeouts),
+        tags = tags,
         **kwargs
     )
