@@ -51,8 +51,8 @@ def _union(lists):
                 found.append(item)
     return found
 
-def package_tests(name, modules, timeout = None, **kwargs):
-    """Declares the pytest_test `name` of all the package's *_test.py files, in one process.
+def package_tests(name, modules, separate = [], timeout = None, **kwargs):
+    """Declares the pytest_test `name` of the package's *_test.py files, in one process.
 
     One process pays for `import torch, executorch` once for the package. The test gets the
     union of the modules' deps and data, and the largest of their sizes and timeouts. Each
@@ -62,17 +62,25 @@ def package_tests(name, modules, timeout = None, **kwargs):
     Args:
       name: the package's test, e.g. "tests".
       modules: {module's test name ("lower_test" for lower_test.py): its attributes}: every
-        *_test.py of the package (it fails otherwise). The attributes are module_test's: deps
-        (default //exporter:exporter_lib), data, size (default "medium") and timeout (default
-        the size's).
+        *_test.py of the package but those in separate (it fails otherwise). The attributes are
+        module_test's: deps (default //exporter:exporter_lib), data, size (default "medium") and
+        timeout (default the size's).
+      separate: test names of modules left out of `name`, whose targets the BUILD file declares
+        itself (not manual: //... runs them as before). For a module whose targets take args, which
+        apply to a whole process: one that selects its every-build cases with `-k` and has a
+        nightly twin over the same file (args = ["-k", "nightly"]).
       timeout: the package's test's; default the largest of the modules'. The modules now run
         one after the other: a package whose modules run long needs more than any one had.
       **kwargs: passed to every test (tags, ...).
     """
     files = native.glob(["*_test.py"])
-    if sorted([m + ".py" for m in modules]) != sorted(files):
-        fail("package_tests: modules must name every *_test.py of the package, each once: {} vs {}".format(
-            sorted(modules),
+    if [m for m in separate if m in modules]:
+        fail("package_tests: a module is in both modules and separate: {}".format(
+            sorted([m for m in separate if m in modules]),
+        ))
+    if sorted([m + ".py" for m in list(modules) + separate]) != sorted(files):
+        fail("package_tests: modules and separate must name every *_test.py of the package, each once: {} vs {}".format(
+            sorted(list(modules) + separate),
             files,
         ))
     tags = kwargs.pop("tags", [])
