@@ -1,5 +1,6 @@
 """What every package of the exporter declares: its modules, and its tests."""
 
+load("//tools/pytest:pytest_suite.bzl", "pytest_suite")
 load("//tools/pytest:pytest_test.bzl", "pytest_test")
 
 _EXPORTER_LIB = Label("//exporter:exporter_lib")
@@ -35,29 +36,13 @@ def module_test(name, deps = None, src = None, **kwargs):
         **kwargs
     )
 
-# py_test's sizes and their default timeouts, smallest first.
-_SIZES = ["small", "medium", "large", "enormous"]
-_TIMEOUTS = ["short", "moderate", "long", "eternal"]
-
-def _largest(order, values):
-    return order[max([order.index(v) for v in values])]
-
-def _union(lists):
-    """The lists' items in order, each once (labels are compared as written)."""
-    found = []
-    for items in lists:
-        for item in items:
-            if item not in found:
-                found.append(item)
-    return found
-
 def package_tests(name, modules, separate = [], timeout = None, **kwargs):
     """Declares the pytest_test `name` of the package's *_test.py files, in one process.
 
-    One process pays for `import torch, executorch` once for the package. The test gets the
-    union of the modules' deps and data, and the largest of their sizes and timeouts. Each
-    module also keeps a test of its own under its name (a module_test), tagged "manual": it runs
-    when named (`bazel test //exporter/checks:configs_test`), not in `//...`, which runs `name`.
+    A pytest_suite (tools/pytest/pytest_suite.bzl) whose modules must be the package's test files:
+    one process pays for `import torch, executorch` once for the package, and each module keeps
+    a test of its own under its name, tagged "manual": it runs when named (`bazel test
+    //exporter/checks:configs_test`), not in `//...`, which runs `name`.
 
     Args:
       name: the package's test, e.g. "tests".
@@ -83,29 +68,8 @@ def package_tests(name, modules, separate = [], timeout = None, **kwargs):
             sorted(list(modules) + separate),
             files,
         ))
-    tags = kwargs.pop("tags", [])
-    sizes, timeouts, deps, data = [], [], [], []
-    for module in sorted(modules):
-        attrs = dict(modules[module])
-        for key in attrs:
-            if key not in ("deps", "data", "size", "timeout"):
-                fail("package_tests: {}'s {} is not a module attribute".format(module, key))
-
-        # A string, as BUILD files write it, so that the union keeps it once.
-        attrs.setdefault("deps", ["//exporter:exporter_lib"])
-        attrs.setdefault("size", "medium")
-        sizes.append(attrs["size"])
-        timeouts.append(attrs.get("timeout", _TIMEOUTS[_SIZES.index(attrs["size"])]))
-        deps.append(attrs["deps"])
-        data.append(attrs.get("data", []))
-        module_test(name = module, tags = tags + ["manual"], **dict(attrs, **kwargs))
-    pytest_test(
-        name = name,
-        srcs = [m + ".py" for m in sorted(modules)],
-        deps = _union(deps),
-        data = _union(data),
-        size = _largest(_SIZES, sizes),
-        timeout = timeout or _largest(_TIMEOUTS, timeouts),
-        tags = tags,
-        **kwargs
-    )
+    suite = {}
+    for module, attrs in modules.items():
+        # A string, as BUILD files write it, so that the suite's union keeps it once.
+        suite[module] = dict(attrs, deps = attrs.get("deps", ["//exporter:exporter_lib"]))
+    pytest_suite(name = name, tests = suite, timeout = timeout, **kwargs)
