@@ -22,7 +22,7 @@ E2E_TAGS = [
 
 _HARNESS = Label("//tests/e2e:harness")
 
-def e2e_test(name, srcs, deps = [], tags = [], size = "large", **kwargs):
+def e2e_test(name, srcs, deps = [], tags = [], size = "large", alone = True, **kwargs):
     """Declares a pytest_test with E2E_TAGS that imports tests.e2e.harness.
 
     Args:
@@ -31,13 +31,17 @@ def e2e_test(name, srcs, deps = [], tags = [], size = "large", **kwargs):
       deps: more libraries (the harness is always there).
       tags: tags besides E2E_TAGS, e.g. ["remote"].
       size: the test's size; they run Bazel several times: "large".
+      alone: whether it runs with no other action ("exclusive"). False for a test of one or two
+        short inner builds: it then runs beside the outer build's other actions, not in the
+        end-to-end phase that runs one test at a time after them.
       **kwargs: passed to pytest_test (data, args, timeout, ...).
     """
+    own_tags = E2E_TAGS if alone else [t for t in E2E_TAGS if t != "exclusive"]
     pytest_test(
         name = name,
         srcs = srcs,
         deps = [_HARNESS] + deps,
-        tags = E2E_TAGS + [t for t in tags if t not in E2E_TAGS],
+        tags = own_tags + [t for t in tags if t not in E2E_TAGS],
         size = size,
         **kwargs
     )
