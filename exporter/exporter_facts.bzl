@@ -321,6 +321,7 @@ BACKEND_RUNTIMES = {
     ],
     "openvino": [
         "python",
+        "native",
     ],
     "coreml": [],
     "tosa": [],

@@ -19,7 +19,7 @@ adds three targets:
   executorch_program not tagged manual has the checks its backends can run here (docs/backends.md):
   for XNNPACK and the portable runtime a numerics_test that also runs it on arm64, under qemu
   (`runtimes = ["python", "native", "arm64"]`, docs/native.md), for OpenVINO a numerics_test
-  (`runtimes = ["python"]`), for TOSA and Ethos-U one in the TOSA reference model
+  (`runtimes = ["python", "native"]`), for TOSA and Ethos-U one in the TOSA reference model
   (`runtimes = ["tosa_reference"]`), for Core ML, which runs on Apple hardware only, a
   delegate_structure_test; and every program has a program_budget_test and a report on the
   package's dashboard, and every foundation_weights has a foundation_budget_test. Tests tagged manual do not count. Its runfiles hold every report, so

@@ -9,8 +9,8 @@
 // The calls run in order on one loaded program, so methods that share state (a KV cache)
 // see each other's writes. A call without inputs gets synthetic ones at the method's
 // largest shapes. --bench repeats the whole sequence (warm-up, then timed iterations).
-// --generate decodes greedily: PREFILL on the prompt, then DECODE (default: the same
-// method) once per new token; with --bench, warm-up + iterations generations, medians. Before any method loads, every operator and delegate the
+// --generate decodes greedily: PREFILL on the prompt (token by token if it takes one token per
+// call), then DECODE (default: the same method) once per new token; with --bench, warm-up + iterations generations, medians. Before any method loads, every operator and delegate the
 // program names is checked against the linked libraries; a missing one fails in one line.
 // stdout's last line is the report as JSON (load time, first call, p50/p90/min per method,
 // planned memory per method, peak RSS).
@@ -160,6 +160,15 @@ bool positions_are_one_start(Module& module, const std::string& method) {
   auto positions = meta->input_tensor_meta(1);
   if (!positions.ok() || positions->sizes().size() != 1) fail("--generate: input 1 of \"" + method + "\" is not a 1-D tensor of positions");
   return positions->sizes()[0] == 1;
+}
+
+// How many tokens one call of a --generate method takes at most: 1 for a program of static
+// shapes (an OpenVINO llm_program), which prefills a prompt token by token, as ExecuTorch's
+// TextLLMRunner does when enable_dynamic_shape is false.
+int64_t max_tokens_per_call(Module& module, const std::string& method) {
+  auto tokens = module.method_meta(method)->input_tensor_meta(0);
+  if (!tokens.ok() || tokens->sizes().size() != 2) fail("--generate: input 0 of \"" + method + "\" is not [1, T] token ids");
+  return tokens->sizes()[1];
 }
 
 // The command line.
@@ -365,11 +374,16 @@ void generate(const Options& o, Module& module, std::ostringstream& report, std:
     auto p = executorch::extension::from_blob(pos.data(), {static_cast<int>(pos.size())}, ScalarType::Long);
     return argmax_last(run(module, method, {*t, *p}, o.pte + " on the prompt " + o.gen.inputs));
   };
+  bool one_token_prefill = tokens.size() > 1 && max_tokens_per_call(module, prefill) == 1;
   std::vector<int64_t> generated;
   std::vector<double> prefills, decodes;  // with --bench: warmup + iterations generations
   for (int r = 0; r < (o.bench ? o.warmup + o.iterations : 1); ++r) {
     double s = now_ms();
-    generated = {step(prefill, tokens, 0)};
+    if (one_token_prefill) {
+      for (size_t i = 0; i < tokens.size(); ++i) generated = {step(prefill, {tokens[i]}, static_cast<int64_t>(i))};
+    } else {
+      generated = {step(prefill, tokens, 0)};
+    }
     double p = now_ms() - s;
     s = now_ms();
     for (int i = 1; i < o.max_new; ++i) generated.push_back(step(decode, {generated.back()}, tokens.size() + i - 1));

@@ -105,6 +105,20 @@ cc_library(
     name = name,
     deps = [":executorch_" + name + "_so", ":runtime"],
 ) for name in ["kernels_optimized", "kernels_quantized", "backend_xnnpack", "etdump"]]
+
+# The OpenVINO backend (x86-64 only: OpenVINO's own packages are in the openvino lock for x86-64
+# alone). It dlopens libopenvino_c.so from OPENVINO_LIB_PATH when an OpenVINO program loads, so
+# linking it needs nothing from that lock; a run sets the variable (exporter/core/backend_site.py).
+cc_import(
+    name = "executorch_backend_openvino_so",
+    shared_library = "lib/libexecutorch_backend_openvino.so",
+)
+
+cc_library(
+    name = "backend_openvino",
+    deps = [":executorch_backend_openvino_so", ":runtime"],
+    target_compatible_with = ["@platforms//cpu:x86_64"],
+)
 """
 
 _REUSE_ENV = "RULES_TORCH_EXPORT_REUSE_VENV"

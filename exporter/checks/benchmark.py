@@ -4,7 +4,7 @@ same inputs, so that the report shows what the pybindings add to each call.
 
     benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [IDENTITY...] [--json FILE]
 
-MODE is python, native-only, arm64 or python-only; IDENTITY the identity files of the backend
+MODE is python, native-only or arm64; IDENTITY the identity files of the backend
 package repositories the program needs (OpenVINO's, core/backend_site.py).
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
@@ -14,9 +14,6 @@ build output: they depend on the machine's load.
 With `arm64` the runner is an arm64_binary: on an x86-64 machine it runs under qemu, so its
 figures are emulated, not the device's latency. The report says so above and below the table
 and in its JSON ("emulated": true), and sets no Python runtime beside it.
-
-With `python-only` (a program the native runner cannot run, e.g. OpenVINO's) the Python runtime
-alone times it, and the report has no runner figures ("runtime": "python").
 """
 
 import errno
@@ -113,15 +110,6 @@ def runner_report(runner, pte, ptd, method, warmup, iterations):
             return 0, json.load(f)
 
 
-def python_only(pte, ptd, method, warmup, iterations):
-    """(exit code, report) of the Python runtime alone; prints its line."""
-    figures = python_figures(pte, ptd, method, int(warmup), int(iterations))
-    print(f"python runtime (executorch.runtime): load {figures['load_ms']:.1f} ms, first call "
-          f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms, p90 {figures['p90_ms']:.3f} ms, "
-          f"min {figures['min_ms']:.3f} ms over {figures['calls']} calls")
-    return 0, {"runtime": "python", "method": method, "python": figures}
-
-
 def _write(report, json_path):
     line = json.dumps(report, sort_keys=True)
     if json_path:
@@ -140,10 +128,6 @@ def main(argv):
         from exporter.core import backend_site
 
         backend_site.activate(identities)
-    if python == "python-only":
-        code, report = python_only(pte, ptd, method, warmup, iterations)
-        _write(report, json_path)
-        return code
     emulated = python == "arm64" and platform.machine() not in ("aarch64", "arm64")
     if emulated:
         print(emulated_line())

@@ -104,7 +104,8 @@ class NumericsConfig(CheckConfig):
                           method's ExportedMethod; () and {} otherwise
     runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py);
                           ("tosa_reference",) for a TOSA program (tosa_reference.py)
-    backend_packages      with "tosa_reference": the identity files of Arm's packages (tosa-tools)
+    backend_packages      with "tosa_reference": the identity files of Arm's packages (tosa-tools);
+                          with "native" on an OpenVINO program: OpenVINO's (its runtime library)
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
     arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all

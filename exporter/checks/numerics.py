@@ -176,6 +176,10 @@ class Checks:
 
         arm64 = runtime == "arm64"
         runner = config.arm64_runner if arm64 else config.native_runner
+        if config.backend_packages and not arm64:  # OpenVINO's runtime, which the runner's backend loads
+            from exporter.core import backend_site
+
+            backend_site.activate(config.backend_packages)
         try:
             outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], runner, value_file)
         except native.NativeError as e:

@@ -36,11 +36,13 @@ DELEGATE_IDS = {"xnnpack": "XnnpackBackend", "openvino": "OpenvinoBackend", "cor
 OWN_LOCK = {"openvino": "openvino", "tosa": "arm", "ethos_u": "arm"}
 
 # Where a program of each backend runs on this machine kind (x86-64 Linux): the numerics_test
-# runtimes it can take. Core ML programs run on Apple hardware only, Ethos-U programs on the NPU
-# (a board or Arm's Corstone FVP), and ExecuTorch's runtimes have no TOSA backend.
+# runtimes it can take. The native runner links the wheel's OpenVINO backend, which loads
+# OpenVINO's runtime from the backend's packages when a program needs it. Core ML programs run
+# on Apple hardware only, Ethos-U programs on the NPU (a board or Arm's Corstone FVP), and
+# ExecuTorch's runtimes have no TOSA backend.
 RUNTIMES = {
     "xnnpack": ("python", "native", "arm64"),
-    "openvino": ("python",),
+    "openvino": ("python", "native"),  # no arm64: OpenVINO's packages here are for x86-64
     "coreml": (),
     "tosa": (),
     "ethos_u": (),

@@ -247,8 +247,8 @@ def runs_only_on(name):
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 
-    Core ML programs run on Apple hardware only, Ethos-U's on the NPU; OpenVINO's run in ExecuTorch's Python runtime,
-    but not yet in the native runner (docs/backends.md says why).
+    Core ML programs run on Apple hardware only, Ethos-U's on the NPU; OpenVINO's run in ExecuTorch's Python runtime
+    and the native runner, but not on arm64 (OpenVINO's packages here are for x86-64).
 
     Args:
       where: the message prefix naming the test.

@@ -16,7 +16,7 @@ NATIVE_RUNNER_ATTRS = {
         default = DEFAULT_NATIVE_RUNNER,
         executable = True,
         cfg = "target",
-        doc = "The native runner: //native:et_runner (the wheel's kernels and XNNPACK), or a cc_binary of //native:runner_main that also links an app's own kernels.",
+        doc = "The native runner: //native:et_runner (the wheel's kernels, XNNPACK and, on x86-64, OpenVINO), or a cc_binary of //native:runner_main that also links an app's own kernels.",
     ),
 }
 
@@ -59,19 +59,16 @@ def _mode(ctx, where, program):
     """What benchmark.py times: the native runner's figures and what it sets beside them.
 
     Returns:
-      "python", "native-only", "arm64" for an arm64_binary (under qemu on x86-64: figures
-      labelled emulated, no Python runtime), or "python-only" for a program the native runner
-      cannot run (OpenVINO's: ExecuTorch's Python runtime alone times it).
+      "python", "native-only", or "arm64" for an arm64_binary (under qemu on x86-64: figures
+      labelled emulated, no Python runtime).
     """
     runtimes = runtimes_here(program.backends)
     if not runtimes:
         nowhere = [name for name in program.backends if not runtimes_here([name])]
         fail(where + "program {} is lowered for {}, which runs on {} only; no runtime of this machine can time it: benchmark it on {} (docs/backends.md)".format(program.label, program.backends, runs_only_on(nowhere[0]), "a Mac or an iPhone" if nowhere[0] == "coreml" else "the device"))
     arm64 = Arm64BinaryInfo in ctx.attr.native_runner
-    if "native" not in runtimes:
-        if arm64 or not ctx.attr.compare_python:
-            fail(where + "program {} ({}) runs here in {} only; remove native_runner and compare_python".format(program.label, program.backends, runtimes))
-        return "python-only"
+    if arm64 and "arm64" not in runtimes:
+        fail(where + "program {} ({}) runs here in {} only, not on arm64; remove native_runner".format(program.label, program.backends, runtimes))
     if arm64:
         return "arm64"
     return "python" if ctx.attr.compare_python else "native-only"
@@ -94,8 +91,8 @@ def _executorch_benchmark_impl(ctx):
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
     banner = "echo '{} ({}): {} of {}, inputs at their largest shapes, {} warm-up + {} timed calls' >&2".format(
-        {"arm64": "arm64 runtime, under qemu on x86-64", "python-only": "Python runtime"}.get(mode, "native runtime"),
-        "executorch.runtime" if mode == "python-only" else ctx.attr.native_runner.label,
+        "arm64 runtime, under qemu on x86-64" if mode == "arm64" else "native runtime",
+        ctx.attr.native_runner.label,
         ctx.attr.method,
         program.label,
         ctx.attr.warmup,
@@ -125,9 +122,9 @@ With an arm64_binary as native_runner, the figures come from the arm64 runner, w
 runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
 JSON) and times no Python runtime beside them.
 
-A program the native runner cannot run (an OpenVINO one, docs/backends.md) is timed in
-ExecuTorch's Python runtime alone, with its backend's packages; a Core ML program fails at
-analysis: it runs on Apple hardware only.""",
+An OpenVINO program runs in the native runner with OpenVINO's runtime from its backend's
+packages (x86-64 only; docs/backends.md); a Core ML program fails at analysis: it runs on Apple
+hardware only.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),

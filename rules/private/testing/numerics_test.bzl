@@ -124,7 +124,9 @@ def _numerics_test_impl(ctx):
     if ctx.attr.fvp_runner:
         runners = runners.merge(ctx.attr.fvp_runner[DefaultInfo].default_runfiles)
         config.update(fvp_runner = ctx.executable.fvp_runner.short_path, fvp_runner_label = str(ctx.attr.fvp_runner.label))
-    if "tosa_reference" in ctx.attr.runtimes:  # tosa-tools' reference model, from Arm's packages
+
+    # tosa-tools' reference model from Arm's packages, or OpenVINO's runtime for the native runner
+    if "tosa_reference" in ctx.attr.runtimes or ("native" in ctx.attr.runtimes and program.backend_packages):
         config["backend_packages"] = [f.short_path for f in program.backend_packages]
         vela_tosa = ctx.attr.program[OutputGroupInfo].vela_tosa.to_list()  # an Ethos-U program's graphs
         if vela_tosa:
