@@ -1,6 +1,7 @@
 """examples/own_lock: a separate workspace whose toolchain venv is installed from its own lock
 (the rules' pins plus einops) builds a Hugging Face model's program and a model that imports
-einops, and their tests pass. The only end-to-end test that installs a venv of its own."""
+einops, and their tests pass. The only end-to-end test that installs a venv of its own. Its
+OpenVINO program takes OpenVINO's packages from the workspace's own backend lock."""
 
 import os
 import pwd
@@ -11,6 +12,8 @@ from tests.e2e import harness
 
 OWN_LOCK = "examples/own_lock"
 ADDED = {"einops==0.8.2"}
+# The pin of examples/own_lock/openvino.lock that the toolchain's lock already has: not installed again.
+FROM_TOOLCHAIN = "numpy==2.4.6"
 
 
 def _pins(path):
@@ -40,6 +43,17 @@ def _pip_settings():
     return env
 
 
+def test_the_openvino_lock_is_the_rules_plus_a_pin_the_toolchain_has():
+    root = harness.source_root()
+    rules = _pins(os.path.join(root, "toolchain/backends/openvino.lock"))
+    own = _pins(os.path.join(root, OWN_LOCK, "openvino.lock"))
+    assert own - rules == {FROM_TOOLCHAIN} and rules - own == set(), (
+        f"{OWN_LOCK}/openvino.lock is toolchain/backends/openvino.lock plus {FROM_TOOLCHAIN}: it adds "
+        f"{sorted(own - rules)} and lacks {sorted(rules - own)}; update it with the rules' lock"
+    )
+    assert FROM_TOOLCHAIN in _pins(os.path.join(root, "toolchain/requirements.lock"))
+
+
 @pytest.fixture(scope="module")
 def own_lock():
     """A copy of the rules plus examples/own_lock, whose venv pip installs from its lock."""
@@ -54,9 +68,11 @@ def test_own_lock_builds_and_tests(own_lock):
     assert result.code == 0, result.stderr[-6000:]
     assert result.tests_run() == [
         "ml/patch_classifier_numerics_test",
+        "ml/patch_classifier_openvino_numerics_test",
         "ml/qwen3_llm_generation_test",
     ], result.stderr[-3000:]
-    assert result.labels("ExecuTorchLower") == ["//ml:patch_classifier_pte", "//ml:qwen3_llm"]
+    assert result.labels("ExecuTorchLower") == ["//ml:patch_classifier_openvino", "//ml:patch_classifier_pte",
+                                                "//ml:qwen3_llm"]
 
     # The venv was installed from this workspace's lock, not linked to another.
     venv_repo = os.path.join(own_lock.info("output_base"), "external", "torch_export_venv")
@@ -64,3 +80,11 @@ def test_own_lock_builds_and_tests(own_lock):
     with open(os.path.join(venv_repo, "identity.txt"), encoding="utf-8") as f:
         identity = set(f.read().splitlines())
     assert ADDED <= identity and "transformers==5.23.0" in identity, sorted(identity)
+
+    # OpenVINO's packages came from the workspace's openvino.lock: its own pins installed, the pin
+    # the toolchain's lock has taken from the toolchain.
+    backend_repo = os.path.join(own_lock.info("output_base"), "external", "torch_export_backend_openvino")
+    with open(os.path.join(backend_repo, "identity.txt"), encoding="utf-8") as f:
+        backend = set(f.read().splitlines())
+    assert "installed openvino==2025.4.1" in backend and f"from the toolchain {FROM_TOOLCHAIN}" in backend, sorted(backend)
+    assert not os.path.exists(os.path.join(backend_repo, "site-packages", "numpy")), "numpy was installed again"
