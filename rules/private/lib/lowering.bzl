@@ -122,7 +122,8 @@ def _check_quantizers(where, methods, method_backends):
 
     Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md). XNNPACK's
     quantizer and torchao's eager quantization (torch_export's quantize) give programs that any
-    backend lowers, so only the other backends' quantizers (OpenVINO's) bind a method to theirs.
+    backend lowers, so only the other backends' quantizers (OpenVINO's, Arm's tosa and ethos_u)
+    bind a method to theirs.
     """
     for name, exported in methods.items():
         quantizer = (exported.quantization or {}).get("quantizer", "xnnpack")
