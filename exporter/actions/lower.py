@@ -217,8 +217,8 @@ def warm_up():
 
 def run(config):
     """Runs the action for a LowerConfig."""
-    # Vela's figures go in the manifest, not a file of their own: the budget test and the report
-    # read the manifest already, and it is the lowering's one record of what it built.
+    # Vela's figures go in the manifest, which the budget test and the report read, and the same
+    # in <name>.vela.json, for a team that wants them without the manifest.
     backend_site.activate(config.backend_packages)  # Vela's and TOSA's packages, before the capture imports them
     arm = {"tosa", "ethos_u"} & set(used_backends(config))
     with vela.capture(enabled="ethos_u" in arm) as captured, arm_fallback.capture(enabled=bool(arm)) as rejected:
@@ -254,6 +254,8 @@ def run(config):
     })
     if "vela_tosa" in config.outputs:  # the graphs Vela compiled, for numerics_test's tosa_reference
         atomic.write_bytes(config.outputs["vela_tosa"], vela.graphs_text(captured.graphs).encode())
+    if "vela" in config.outputs:
+        manifest.write_json(config.outputs["vela"], vela.summary_record(config.label, captured.compiles))
     if "summary" in config.outputs:
         from exporter.formats import pte_inspect
 

@@ -13,7 +13,7 @@ blob Vela's output became: graphs_text() writes them for the lowering's `<name>.
 which numerics_test's tosa_reference runtime runs in place of the command stream
 (checks/tosa_reference.py). The files are Vela's output, not ours: they are parsed strictly, and anything unexpected fails
 the lowering in one line (BadFile). The record holds no path and no time, so it is the same on
-every run.
+every run. It goes in the manifest ("vela") and, the same, in `<name>.vela.json` (summary_record()).
 """
 
 import base64
@@ -147,6 +147,15 @@ def manifest_record(compiles):
     total["npu_fraction"] = round(total["npu_operators"] / operators, 6) if operators else 0.0
     total["estimated_ms"] = round(sum(c["estimated_ms"] for c in compiles), 6)
     return {"vela": dict(total, compiles=list(compiles))}
+
+
+SUMMARY_FORMAT = "rules_torch_export/vela-summary/1"
+
+
+def summary_record(label, compiles):
+    """The `<name>.vela.json` record: the manifest's "vela" entry (None when Vela compiled nothing)
+    under the program's label, for a team that wants Vela's figures without the manifest."""
+    return {"format": SUMMARY_FORMAT, "label": label, "vela": manifest_record(compiles).get("vela")}
 
 
 GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"

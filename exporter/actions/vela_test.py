@@ -45,6 +45,13 @@ def test_the_manifest_record_adds_up_the_compiles(tmp_path):
     assert vela.manifest_record([]) == {}  # a program Vela compiled nothing of keeps its manifest
 
 
+def test_the_summary_file_is_the_manifest_s_entry_under_the_program_s_label(tmp_path):
+    one = vela.compile_record(_folder(tmp_path))
+    assert vela.summary_record("//pkg:net", [one]) == {
+        "format": "rules_torch_export/vela-summary/1", "label": "//pkg:net", "vela": vela.manifest_record([one])["vela"]}
+    assert vela.summary_record("//pkg:net", [])["vela"] is None  # still written: it is a declared output
+
+
 @pytest.mark.parametrize("summary, layers, needle", [
     ({"sram_memory_used": "4.0001"}, LAYERS, "sram_memory_used = '4.0001' KiB is not a whole number of bytes"),
     ({"nn_macs": "-1"}, LAYERS, "nn_macs = '-1' is not a finite number >= 0"),

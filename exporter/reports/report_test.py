@@ -2,6 +2,8 @@
 the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte; then a
 dashboard of it, and a dashboard's inputs that are not what they claim, refused in one line."""
 
+import dataclasses
+import html
 import json
 
 import pytest
@@ -64,6 +66,37 @@ def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
     summary = json.loads((tmp_path / "a.report.json").read_text())
     assert summary["label"] == "//exporter/tests:tiny_xnnpack_pte" and summary["report"] == "a.report.html"
     assert 0 < summary["delegated"]["flops"] <= 1
+
+
+# Two refusals as Arm's partitioner words them (actions/arm_fallback.py); one reason holds markup.
+CPU_FALLBACK = [
+    {"node": "aten_index_select_default", "operator": "aten.index_select.default",
+     "reason": "Op is not supported on U55."},
+    {"node": "aten_bitwise_not_default", "operator": "aten.bitwise_not.default",
+     "reason": "Had torch.bool input attention_mask <bool> which is not supported."},
+]
+
+
+def test_the_report_lists_each_operator_left_on_the_cpu_with_its_reason(tmp_path):
+    # The tiny program's files, its manifest given a cpu_fallback entry as an Arm lowering writes it.
+    _, graph_path = _graph(tmp_path)
+    config = _config(graph_path, tmp_path / "plain")
+    with open(config.manifest, encoding="utf-8") as f:
+        manifest = json.load(f)
+    report.run(config)
+    assert '<section id="fallback">' not in (tmp_path / "plain.report.html").read_text()  # nothing refused
+    (tmp_path / "manifest.json").write_text(json.dumps(dict(manifest, cpu_fallback=CPU_FALLBACK)))
+    report.run(dataclasses.replace(_config(graph_path, tmp_path / "arm"), manifest=str(tmp_path / "manifest.json")))
+    text = (tmp_path / "arm.report.html").read_text()
+    section = text[text.index('<section id="fallback">'):]
+    section = section[:section.index("</section>")]
+    assert "<h2>Left on the CPU</h2>" in section
+    assert '<a href="#fallback">CPU fallback</a>' in text
+    rows = section.split("<tbody>")[1].split("</tbody>")[0]
+    assert rows == "".join(
+        f"<tr><td><code>{html.escape(r['operator'])}</code></td><td><code>{html.escape(r['node'])}</code></td>"
+        f"<td>{html.escape(r['reason'])}</td></tr>" for r in CPU_FALLBACK)
+    assert "attention_mask &lt;bool&gt; which" in rows
 
 
 def _dashboard_config(tmp_path, summaries, budgets=()):

@@ -5,6 +5,10 @@ load("//rules/private/testing:numerics_test.bzl", "numerics_test")
 load(":backends.bzl", "backend_name", "runs_only_on")
 load(":executorch_program.bzl", "executorch_program")
 
+def _where(name):
+    """The message prefix naming the macro's target: "executorch_programs //pkg:name: "."""
+    return "executorch_programs //{}:{}: ".format(native.package_name(), name)
+
 def _runs_nowhere_here(backends):
     """The first of `backends` (a list, or one per method) that no runtime here runs, or None."""
     values = [v for listed in backends.values() for v in listed] if type(backends) == "dict" else backends
@@ -17,7 +21,7 @@ def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
     if settings.get("numerics", {}) == None:
         return []
     if nowhere:
-        fail("executorch_programs {}: variant {} is lowered for {}, which runs on {} only; set \"numerics\": None in that variant and test the program on the device".format(name, repr(variant), nowhere, runs_only_on(nowhere)))
+        fail(_where(name) + "variant {} is lowered for {}, which runs on {} only; set \"numerics\": None in that variant and test the program on the device".format(repr(variant), nowhere, runs_only_on(nowhere)))
     test_args = dict(numerics, **settings.get("numerics", {}))
     method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
     if "steps" in test_args:  # one test calls the methods its steps name, in order
@@ -53,13 +57,12 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
       **kwargs: common attributes (tags, visibility) for every target.
     """
     if not variants:
-        fail("executorch_programs {}: variants is empty; give at least one, e.g. {{\"portable\": {{\"backends\": []}}}}".format(name))
+        fail(_where(name) + "variants is empty; give at least one, e.g. {\"portable\": {\"backends\": []}}")
     tests = []
     for variant, settings in variants.items():
         unknown = [k for k in settings if k not in _PROGRAM_KEYS + ["numerics"]]
         if unknown:
-            fail("executorch_programs {}: variant {} sets {}; a variant takes {}".format(
-                name,
+            fail(_where(name) + "variant {} sets {}; a variant takes {}".format(
                 repr(variant),
                 repr(unknown[0]),
                 _PROGRAM_KEYS + ["numerics"],

@@ -1,7 +1,7 @@
 """Arm's programs of tests/backends (docs/backends.md, "Arm"): each has its backend's delegate, as
 the manifest and pte_inspect say, records its options and the Arm packages' versions, and has the
 same bytes in two lowerings. The Ethos-U program's manifest holds Vela's figures, the same in
-both lowerings, which its report shows and its budget bounds. The TOSA programs' numerics_tests
+both lowerings and in its <name>.vela.json, which its report shows and its budget bounds. The TOSA programs' numerics_tests
 (the TOSA reference model) fail past their floors, and the runtime refuses what it cannot run."""
 
 import dataclasses
@@ -92,6 +92,13 @@ def test_vela_s_figures_are_in_the_ethos_u_manifest_only_and_the_same_twice():
     assert compiled["cpu_operators"] == 0 and compiled["npu_operators"] > 5 and vela["npu_fraction"] == 1.0
     assert 0 < vela["sram_bytes"] < 64 << 10 and vela["flash_bytes"] > 10 << 10  # the weights, packed
     assert vela["macs"] > 10_000 and vela["estimated_ms"] == round(vela["cycles"] * 1000 / compiled["clock_hz"], 6)
+
+
+def test_vela_s_summary_is_a_build_output_the_same_as_the_manifest_s():
+    for program in ("conv_linear_ethos_u", "conv_linear_ethos_u_again"):
+        summary = _json(program + ".vela.json")
+        assert summary == {"format": "rules_torch_export/vela-summary/1", "label": f"//tests/backends:{program}",
+                           "vela": _json(program + ".pte.json")["vela"]}
 
 
 def _budget(**limits):

@@ -86,7 +86,7 @@ def changing_calibration():
 '''
 
 # Loaded at the top of every generated BUILD file.
-PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "calibration_data", "dim", "executorch_program", "shape_spec", "tensor", "torch_export", "torch_model", "torch_quantize")
+PRELUDE = '''load("//rules:defs.bzl", "AUTO", "DYNAMIC", "STATIC", "calibration_data", "coreml", "dim", "executorch_program", "executorch_programs", "shape_spec", "tensor", "torch_export", "torch_model", "torch_quantize")
 
 torch_model(name = "add", srcs = ["//bad:models.py"], entry = "bad.models:Add")
 torch_model(name = "double", srcs = ["//bad:models.py"], entry = "bad.models:Double")
@@ -195,6 +195,11 @@ LOADING = [
     ("//bad_input_value:s",
      'shape_spec(name = "s", inputs = {"x": [tensor([2]), len]})',
      ['inputs["x"][1] is a builtin_function_or_method', "tensor(...)"]),
+    # A Core ML variant runs on Apple hardware only: it must say that it has no numerics_test.
+    ("//bad_coreml_variant:v",
+     'executorch_programs(name = "v", exported = ":v_ep", variants = {"fp16": {"backends": [coreml()]}})',
+     ['variant "fp16" is lowered for coreml, which runs on Apple hardware only',
+      'set "numerics": None in that variant']),
 ]
 
 # The torch.export tutorial's failing cases (//examples/tutorial, tagged manual).

@@ -102,12 +102,23 @@ def run_warm_up(ctx, command):
     )
     return marker
 
-def _execution_requirements(toolchain, worker, remote, per_machine = False):
+def execution_requirements(toolchain, worker, remote, per_machine = False):
     """An exporter action's execution requirements.
 
-    The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
-    by "worker-key-mnemonic" when set, else by the action's mnemonic); and no-remote-exec for
-    an action that needs a tool of this machine that the remote image lacks (graphviz's dot).
+    Public for tests/starlark: Bazel 4.2.3 shows an action's execution_info to Starlark only with
+    --experimental_google_legacy_api. The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
+    by "worker-key-mnemonic" when set, else by the action's mnemonic); no-remote-exec for
+    an action that needs a tool of this machine that the remote image lacks (graphviz's dot); and
+    no-remote for one whose outputs are per machine (an OpenVINO program's).
+
+    Args:
+      toolchain: the exporter toolchain (its worker_requirements).
+      worker: the command whose worker runs the action, or "" for none.
+      remote: whether the action may run remotely (the registry's "remote").
+      per_machine: whether its outputs depend on this machine's CPU.
+
+    Returns:
+      The dict for ctx.actions.run's execution_requirements.
     """
     requirements = dict(_SANDBOX_REQUIREMENTS)
     if worker and toolchain.worker_requirements:
@@ -173,5 +184,5 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
             PYTHONHASHSEED = "0",
             PYTHONNOUSERSITE = "1",
         ),
-        execution_requirements = _execution_requirements(toolchain, worker, action["remote"], per_machine),
+        execution_requirements = execution_requirements(toolchain, worker, action["remote"], per_machine),
     )

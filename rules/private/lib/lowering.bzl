@@ -122,7 +122,8 @@ def _check_quantizers(where, methods, method_backends):
 
     Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md). XNNPACK's
     quantizer and torchao's eager quantization (torch_export's quantize) give programs that any
-    backend lowers, so only the other backends' quantizers (OpenVINO's) bind a method to theirs.
+    backend lowers, so only the other backends' quantizers (OpenVINO's, Arm's tosa and ethos_u)
+    bind a method to theirs.
     """
     for name, exported in methods.items():
         quantizer = (exported.quantization or {}).get("quantizer", "xnnpack")
@@ -206,7 +207,7 @@ def _declare_outputs(ctx, checked):
     """{role: File} of the lowering: pte, manifest, selected_ops, and ptd and summary on request.
 
     An Ethos-U program also writes vela_tosa: the TOSA graphs Vela compiled, which numerics_test's
-    tosa_reference runtime runs.
+    tosa_reference runtime runs; and vela: Vela's summary, its manifest's "vela" entry.
     """
     outputs = {
         "pte": ctx.actions.declare_file(ctx.label.name + ".pte"),
@@ -220,6 +221,7 @@ def _declare_outputs(ctx, checked):
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
     if "ethos_u" in checked.backends:
         outputs["vela_tosa"] = ctx.actions.declare_file(ctx.label.name + ".vela_tosa.json")
+        outputs["vela"] = ctx.actions.declare_file(ctx.label.name + ".vela.json")
 
     # What the report draws, read while the lowering has the program in memory.
     outputs["graph"] = ctx.actions.declare_file(ctx.label.name + ".program_graph.json")
@@ -261,7 +263,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
     methods = checked.methods
     foundation = checked.foundation
     ptd = foundation.ptd if foundation else outputs.get("ptd")  # the file the app loads with the .pte
-    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph", "vela_tosa")] + ([ptd] if foundation else [])
+    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph", "vela_tosa", "vela")] + ([ptd] if foundation else [])
     return [
         executorch_program_info(
             label = ctx.label,
@@ -288,6 +290,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
             selected_ops = depset([outputs["selected_ops"]]),
             etrecord = depset([etrecord]),
             vela_tosa = depset([outputs["vela_tosa"]] if "vela_tosa" in outputs else []),
+            vela = depset([outputs["vela"]] if "vela" in outputs else []),
         ),
     ]
 
