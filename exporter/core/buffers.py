@@ -110,7 +110,9 @@ def diagnose(ep, method, context):
                                                 "self.<buffer>.index_copy_(...))")]
         if not context.strict:
             fixes.insert(0, fix("strict_true", f"set strict = True on torch_export {context.exported_text} "
-                                               f"(TorchDynamo finds the registered buffer behind such a tensor)"))
+                                               f"(on the llm_program or multimodal_program that declares it, if "
+                                               f"one does: TorchDynamo finds the registered buffer behind such a "
+                                               f"tensor)"))
         return (f"{context.exported_text} (method {method}) writes in place ({ops[0]}) to a tensor that the "
                 f"model reaches outside its registered buffers, which export made the constant {name!r}, and "
                 f"ExecuTorch's decompositions cannot keep a write to a constant (\"expected compiled_fn to be "

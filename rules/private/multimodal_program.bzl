@@ -67,7 +67,7 @@ def _check(name, max_seq_len, max_context_len, embedding_dim):
         fail(where + "embedding_dim = {} must be an int of at least 1: the width of the embeddings text_decoder takes".format(repr(embedding_dim)))
     return max_context_len
 
-def _methods(name, models, exported, quantize):
+def _methods(name, models, exported, decoder_options):
     """{method: model or export}; fails in one line unless each method comes from one of them."""
     where = "multimodal_program {}: ".format(macro_label(name))
     for method, model in models.items():
@@ -81,8 +81,9 @@ def _methods(name, models, exported, quantize):
     unknown = [m for m in exported if m not in models]
     if unknown:
         fail(where + "exported names {}, which the runner does not call; use {}".format(unknown[0], ", ".join(models)))
-    if quantize and "text_decoder" in exported:
-        fail(where + "quantize applies to text_decoder's export, but exported gives text_decoder; quantize that export instead or give text_decoder as a torch_model")
+    given = [o for o in ("quantize", "strict") if decoder_options.get(o)]
+    if given and "text_decoder" in exported:
+        fail(where + "{} applies to text_decoder's export, but exported gives text_decoder; set it on that export instead or give text_decoder as a torch_model".format(given[0]))
     return {m: models[m] or exported[m] for m in models}
 
 def _specs(name, max_seq_len, image_size, channels, embedding_dim, exported, common):
@@ -100,7 +101,14 @@ def _specs(name, max_seq_len, image_size, channels, embedding_dim, exported, com
         if method not in exported:
             shape_spec(name = "{}_{}_spec".format(name, method), **dict(common, **spec))
 
-def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, vision_encoder = None, token_embedding = None, text_decoder = None, exported = {}, channels = 3, max_context_len = None, quantize = None, group_size = EXPORT_DEFAULTS["group_size"], backends = LOWER_DEFAULTS["backends"], **kwargs):
+def _exports(name, methods, exported, decoder_options, common):
+    """Declares <name>_<method>_ep for each method not in exported (decoder_options: text_decoder's)."""
+    for method, model in methods.items():
+        if method not in exported:
+            options = decoder_options if method == "text_decoder" else {}
+            torch_export(name = "{}_{}_ep".format(name, method), model = model, shapes = ":{}_{}_spec".format(name, method), **dict(common, **options))
+
+def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, vision_encoder = None, token_embedding = None, text_decoder = None, exported = {}, channels = 3, max_context_len = None, quantize = None, group_size = EXPORT_DEFAULTS["group_size"], strict = EXPORT_DEFAULTS["strict"], backends = LOWER_DEFAULTS["backends"], **kwargs):
     """Exports a vision-language model for ExecuTorch's MultimodalRunner, as one <name>.pte.
 
     The runner sends an image through the method vision_encoder (image [1, channels, height,
@@ -116,7 +124,7 @@ def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, 
     encoders and the decoder (docs/llm.md, "Images and audio"). `bazel run :<name>.explore` serves
     the program in Google's Model Explorer, as executorch_program's does. A method named in
     exported takes that export instead (e.g. a float program's encoders beside a 4-bit decoder),
-    and quantize applies to the text decoder alone.
+    and quantize and strict apply to the text decoder alone.
 
     Args:
       name: the program's name.
@@ -135,17 +143,19 @@ def multimodal_program(name, tokenizer, max_seq_len, embedding_dim, image_size, 
       quantize: as torch_export's, for text_decoder's export only ("8da4w": int4 weights in
         groups, int8 dynamic activations); the encoders stay float.
       group_size: as torch_export's; default 32.
+      strict: as torch_export's, for text_decoder's export only: a decoder over transformers'
+        static cache exports only strictly, and transformers' vision towers only without.
       backends: as executorch_program's; default ["xnnpack"].
       **kwargs: executorch_program's other attributes (weights, kernels, tags, ...).
     """
     max_context_len = _check(name, max_seq_len, max_context_len, embedding_dim)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
-    methods = _methods(name, {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}, exported, quantize)
+    decoder_options = {"strict": strict}
+    if quantize:
+        decoder_options.update(quantize = quantize, group_size = group_size)
+    methods = _methods(name, {"vision_encoder": vision_encoder, "token_embedding": token_embedding, "text_decoder": text_decoder}, exported, decoder_options)
     _specs(name, max_seq_len, image_size, channels, embedding_dim, exported, common)
-    for method, model in methods.items():
-        if method not in exported:
-            options = {"group_size": group_size, "quantize": quantize} if method == "text_decoder" and quantize else {}
-            torch_export(name = "{}_{}_ep".format(name, method), model = model, shapes = ":{}_{}_spec".format(name, method), **dict(common, **options))
+    _exports(name, methods, exported, decoder_options, common)
     multimodal_program_rule(
         name = name,
         tokenizer = tokenizer,
