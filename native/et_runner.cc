@@ -10,7 +10,8 @@
 // see each other's writes. A call without inputs gets synthetic ones at the method's
 // largest shapes. --bench repeats the whole sequence (warm-up, then timed iterations).
 // --generate decodes greedily: PREFILL on the prompt (token by token if it takes one token per
-// call), then DECODE (default: the same method) once per new token; with --bench, warm-up + iterations generations, medians. Before any method loads, every operator and delegate the
+// call), then DECODE (default: the same method) once per new token; with --bench, warm-up +
+// iterations generations, medians. Before any method loads, every operator and delegate the
 // program names is checked against the linked libraries; a missing one fails in one line.
 // stdout's last line is the report as JSON (load time, first call, p50/p90/min per method,
 // planned memory per method, peak RSS).

@@ -105,11 +105,12 @@ def run_warm_up(ctx, command):
 def execution_requirements(toolchain, worker, remote, per_machine = False):
     """An exporter action's execution requirements.
 
-    Public for tests/starlark: Bazel 4.2.3 shows an action's execution_info to Starlark only with
-    --experimental_google_legacy_api. The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
-    by "worker-key-mnemonic" when set, else by the action's mnemonic); no-remote-exec for
-    an action that needs a tool of this machine that the remote image lacks (graphviz's dot); and
-    no-remote for one whose outputs are per machine (an OpenVINO program's).
+    The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
+    by "worker-key-mnemonic" when set, else by the action's mnemonic); no-remote-exec for an
+    action that needs a tool of this machine that the remote image lacks (graphviz's dot); and
+    no-remote for one whose outputs are per machine (an OpenVINO program's). Public for
+    tests/starlark: Bazel 4.2.3 shows an action's execution_info to Starlark only with
+    --experimental_google_legacy_api.
 
     Args:
       toolchain: the exporter toolchain (its worker_requirements).

@@ -128,10 +128,12 @@ def _numerics_test_impl(ctx):
     # tosa-tools' reference model from Arm's packages, or OpenVINO's runtime for the native runner
     if "tosa_reference" in ctx.attr.runtimes or ("native" in ctx.attr.runtimes and program.backend_packages):
         config["backend_packages"] = [f.short_path for f in program.backend_packages]
+        files = files + program.backend_packages
+    if "tosa_reference" in ctx.attr.runtimes:
         vela_tosa = ctx.attr.program[OutputGroupInfo].vela_tosa.to_list()  # an Ethos-U program's graphs
         if vela_tosa:
             config["vela_tosa"] = vela_tosa[0].short_path
-        files = files + program.backend_packages + vela_tosa
+            files = files + vela_tosa
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
 
 _numerics_test = config_test_rule(
