@@ -1,7 +1,7 @@
 """Runs the real Bazel in temporary copies of this repository, for end-to-end tests.
 
 Use it from an `e2e_test` (tools/pytest/e2e_test.bzl), which tags the test E2E_TAGS ("e2e",
-"exclusive", "external", "local"; e2e_test.bzl says why each) and depends on this library:
+"external", "local"; e2e_test.bzl says why each) and depends on this library:
 
     from tests.e2e import harness
 

@@ -10,19 +10,21 @@ load(":pytest_test.bzl", "pytest_test")
 # Tags for every test that runs Bazel inside Bazel:
 #   "e2e"        `--test_tag_filters=-e2e` runs the fast tests alone;
 #   "local"      no sandbox: the inner Bazel runs its own sandbox, server and output base;
-#   "exclusive"  it needs both cores to itself;
 #   "external"   never reuse a cached pass: the harness copies the live source tree, most of
 #                whose files (.bzl files, BUILD files) Bazel cannot list as this test's inputs.
+#
+# Not "exclusive": an inner build keeps about 1.4 of the 2 cores busy (its server's start,
+# loading and analysis are mostly serial), so running these tests one at a time after the rest
+# idled the machine for about a third of their 15 minutes (docs/performance.md).
 E2E_TAGS = [
     "e2e",
-    "exclusive",
     "external",
     "local",
 ]
 
 _HARNESS = Label("//tests/e2e:harness")
 
-def e2e_test(name, srcs, deps = [], tags = [], size = "large", alone = True, **kwargs):
+def e2e_test(name, srcs, deps = [], tags = [], size = "large", timeout = "eternal", **kwargs):
     """Declares a pytest_test with E2E_TAGS that imports tests.e2e.harness.
 
     Args:
@@ -31,17 +33,16 @@ def e2e_test(name, srcs, deps = [], tags = [], size = "large", alone = True, **k
       deps: more libraries (the harness is always there).
       tags: tags besides E2E_TAGS, e.g. ["remote"].
       size: the test's size; they run Bazel several times: "large".
-      alone: whether it runs with no other action ("exclusive"). False for a test of one or two
-        short inner builds: it then runs beside the outer build's other actions, not in the
-        end-to-end phase that runs one test at a time after them.
+      timeout: "eternal" by default: beside the outer build's actions an inner build can take
+        twice as long as alone.
       **kwargs: passed to pytest_test (data, args, timeout, ...).
     """
-    own_tags = E2E_TAGS if alone else [t for t in E2E_TAGS if t != "exclusive"]
     pytest_test(
         name = name,
         srcs = srcs,
         deps = [_HARNESS] + deps,
-        tags = own_tags + [t for t in tags if t not in E2E_TAGS],
+        tags = E2E_TAGS + [t for t in tags if t not in E2E_TAGS],
         size = size,
+        timeout = timeout,
         **kwargs
     )
