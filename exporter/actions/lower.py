@@ -51,6 +51,55 @@ def lowering_context():
         yield
 
 
+@contextlib.contextmanager
+def no_stack_trace_capture():
+    """Re-traces without capturing a Python stack trace for each node torch creates.
+
+    A loaded program's nodes have no stack trace (formats/pt2.py removes them), so every
+    re-trace (run_decompositions, three per XNNPACK method) captures a new one for each node,
+    and keeps only the frames of a module's forward: the program runs in an FX interpreter, which
+    has none, so the kept trace is empty and the node gets none. Capturing them took about 7 % of
+    a lowering's time (measured 2026-11-27 on gru_pte and tiny_lm_q8_pte), for the same bytes.
+    Stack traces a node has already (a program lowered while still in memory) are kept.
+    """
+    import torch.fx.config
+
+    before = torch.fx.config.do_not_emit_stack_traces
+    torch.fx.config.do_not_emit_stack_traces = True
+    try:
+        yield
+    finally:
+        torch.fx.config.do_not_emit_stack_traces = before
+
+
+def _same(node_source, memo):
+    return node_source
+
+
+@contextlib.contextmanager
+def shared_provenance():
+    """Copies of a node's provenance share its NodeSource records instead of copying them deeply.
+
+    torch records where each node came from (meta["from_node"]: a NodeSource, whose from_node
+    lists the NodeSources before it), and every pass that re-creates a node deep-copies its
+    whole chain, which grows by one at each of ExecuTorch's and XNNPACK's many passes: up to a
+    tenth of a lowering's time (measured 2026-11-27 on mobilenet_q8_pte and tiny_lm_q8_pte).
+    Neither torch nor ExecuTorch changes a NodeSource once made (they make new ones, and append
+    to a node's own list, which stays a copy), so sharing them gives the same records, the same
+    debug handles, and the same bytes. Left as is if torch ever defines its own __deepcopy__.
+    """
+    from torch.fx.traceback import NodeSource
+
+    if "__deepcopy__" in vars(NodeSource):
+        yield
+        return
+    NodeSource.__deepcopy__ = _same
+    try:
+        yield
+    finally:
+        del NodeSource.__deepcopy__
+
+
 def lower(programs, backends, constant_methods=None, external_weights=False, initialized_buffers=None,
           label="?", generate_etrecord=False, foundation=None, backend_options=None):
     """Lowers ExportedPrograms ({method name: program}, or one for "forward"); returns
@@ -72,7 +121,8 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     if foundation is not None:
         sharing.tag_own(programs if isinstance(programs, dict) else {"forward": programs})
     used = sorted({b for listed in backends.values() for b in listed}) if isinstance(backends, dict) else backends
-    with lowering_context(), delegates.backend_patches(used, backend_options):
+    with lowering_context(), no_stack_trace_capture(), shared_provenance(), \
+            delegates.backend_patches(used, backend_options):
         partitioner = ({name: delegates.partitioners(b, backend_options) for name, b in backends.items()}
                        if isinstance(backends, dict) else delegates.partitioners(backends, backend_options))
         edge = to_edge_transform_and_lower(programs, partitioner=partitioner,
