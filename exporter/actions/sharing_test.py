@@ -83,7 +83,7 @@ def _export(model, scheme=None):
         return torch.export.export(convert_pt2e(prepared), (X,))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _base_program(backends, scheme):
     """The base's program (weights = "external") for backends (a tuple) and scheme: the same
     lowering for every test that builds this foundation, so it is lowered once."""

@@ -64,7 +64,7 @@ def _digest(mode, machine):
     return _probe(mode, tuple(sorted(environment.items())))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(mode, environment):
     """The probe's digest in a process of environment (sorted items): machines whose settings
     come out the same (the pinned setting's own ATEN_CPU_CAPABILITY is avx2) run it once."""

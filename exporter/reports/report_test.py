@@ -18,7 +18,7 @@ from exporter.reports import dashboard, report, report_figures
 from exporter.tests import built_programs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _lowered_record():
     """The tiny program's graph record: lowered once for every test here (none changes it)."""
     ep = pt2.load(built_programs.path("tiny_ep.pt2"))
