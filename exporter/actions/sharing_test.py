@@ -3,6 +3,7 @@ its factors and runs with the foundation's .ptd in ExecuTorch's runtime (XNNPACK
 torchao's 8da4w); each refusal (other base weights, PT2E quantization, a bad index) is one line."""
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -82,9 +83,17 @@ def _export(model, scheme=None):
         return torch.export.export(convert_pt2e(prepared), (X,))
 
 
+@functools.cache
+def _base_program(backends, scheme):
+    """The base's program (weights = "external") for backends (a tuple) and scheme: the same
+    lowering for every test that builds this foundation, so it is lowered once."""
+    program, _ = lower.lower(_export(_base(), scheme), list(backends), external_weights=True)
+    return program
+
+
 def _foundation(tmp_path, backends, scheme=None):
     """A foundation from the base's program (weights = "external"), as the actions make it."""
-    program, _ = lower.lower(_export(_base(), scheme), backends, external_weights=True)
+    program = _base_program(tuple(backends), scheme)
     ptd = str(tmp_path / "base.ptd")
     record = lower._write_weights(program, ptd)
     manifest.write_json(str(tmp_path / "base.pte.json"), {"backends": backends, "ptd": record, "toolchain": {}})

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -40,12 +41,16 @@ MODELS = textwrap.dedent(
 )
 
 
+def _write_zoo(folder):
+    (folder / "zoo").mkdir()
+    (folder / "zoo" / "__init__.py").write_text("")
+    (folder / "zoo" / "models.py").write_text(MODELS)
+    (folder / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
+
+
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    (tmp_path / "zoo").mkdir()
-    (tmp_path / "zoo" / "__init__.py").write_text("")
-    (tmp_path / "zoo" / "models.py").write_text(MODELS)
-    (tmp_path / "identity.txt").write_text("python 3.11.7\ntorch==2.13.0+cpu\n")
+    _write_zoo(tmp_path)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -99,8 +104,22 @@ def assert_no_outputs(workdir):
     assert leftovers == ["out.export.log"]
 
 
-def test_export_success_is_silent_and_writes_both_outputs(workdir):
-    proc = run_exporter("export", export_config("zoo.models:Tiny"))
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """(the finished process, its folder) of one export of zoo.models:Tiny, which the tests of a
+    successful export and of a lowering of its .pt2 share."""
+    folder = tmp_path_factory.mktemp("exported")
+    _write_zoo(folder)
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        return run_exporter("export", export_config("zoo.models:Tiny")), folder
+    finally:
+        os.chdir(old)
+
+
+def test_export_success_is_silent_and_writes_both_outputs(exported):
+    proc, workdir = exported
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "" and proc.stdout == ""
     assert (workdir / "out.export.log").exists()
@@ -137,8 +156,10 @@ def test_failing_export_names_the_model_and_spec(workdir):
     assert "Traceback" in (workdir / log_path).read_text()
 
 
-def test_lower_with_unknown_backend_fails_cleanly(workdir):
-    assert run_exporter("export", export_config("zoo.models:Tiny")).returncode == 0
+def test_lower_with_unknown_backend_fails_cleanly(workdir, exported):
+    assert exported[0].returncode == 0
+    for name in ("out.pt2", "out.pt2.json"):
+        shutil.copy(exported[1] / name, workdir / name)
     proc = run_exporter(
         "lower",
         {

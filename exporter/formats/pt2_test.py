@@ -48,30 +48,52 @@ def test_torch_alone_still_fails_on_the_round_trip(tmp_path):
 _WRITE = """
 import sys, torch
 from exporter.formats import pt2
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
-if sys.argv[2] == "decomposed":
-    ep = torch.export.export(model, (torch.randn(2, 4),)).run_decompositions({})
-    assert any("from_node" in n.meta for n in ep.graph.nodes)
-elif sys.argv[2] == "strict":
-    ep = torch.export.export(model, (torch.randn(2, 4),), strict=True)
-    assert any(k.isdigit() for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
-else:  # a module called twice: its second call's key is "<id>@1"
-    class Twice(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.linear = torch.nn.Linear(4, 4)
+for path, kind in zip(sys.argv[1::2], sys.argv[2::2]):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+    if kind == "decomposed":
+        ep = torch.export.export(model, (torch.randn(2, 4),)).run_decompositions({})
+        assert any("from_node" in n.meta for n in ep.graph.nodes)
+    elif kind == "strict":
+        ep = torch.export.export(model, (torch.randn(2, 4),), strict=True)
+        assert any(k.isdigit() for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
+    else:  # a module called twice: its second call's key is "<id>@1"
+        class Twice(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = torch.nn.Linear(4, 4)
 
-        def forward(self, x):
-            return self.linear(self.linear(x))
+            def forward(self, x):
+                return self.linear(self.linear(x))
 
-    ep = torch.export.export(Twice(), (torch.randn(2, 4),), strict=True)
-    assert any("@" in k for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
-pt2.save(ep, sys.argv[1])
+        ep = torch.export.export(Twice(), (torch.randn(2, 4),), strict=True)
+        assert any("@" in k for n in ep.graph.nodes for k in n.meta.get("nn_module_stack", {}))
+    pt2.save(ep, path)
 """
 
 # The entry of a module keyed by its path, as each kind writes it.
 _PATH_KEY = {"decomposed": b"L__self__0", "strict": b"L__self__0", "strict_twice": b"L__self__linear@1"}
+
+
+_TWO_PROCESSES = "test_the_same_program_gives_the_same_bytes_in_two_processes"
+
+
+@pytest.fixture(scope="module")
+def two_processes(request, tmp_path_factory):
+    """{kind: [its .pt2 from process a, from process b]} for every kind of this run's cases of
+    _TWO_PROCESSES: two processes (one import of torch each), each writes every kind."""
+    kinds = sorted({item.callspec.params["kind"] for item in request.session.items
+                    if getattr(item, "originalname", None) == _TWO_PROCESSES})
+    folder = tmp_path_factory.mktemp("two_processes")
+    # The file's name is in its bytes: both processes write program.pt2, in folders of their own.
+    paths = {kind: [str(folder / kind / run / "program.pt2") for run in ("a", "b")] for kind in kinds}
+    for run in (0, 1):
+        arguments = []
+        for kind in kinds:
+            os.makedirs(os.path.dirname(paths[kind][run]))
+            arguments += [paths[kind][run], kind]
+        subprocess.run([sys.executable, "-c", _WRITE, *arguments], check=True)
+    return paths
 
 
 # Every build writes a decomposed program (its "from_node" provenance) and the strict export of a
@@ -83,11 +105,8 @@ _PATH_KEY = {"decomposed": b"L__self__0", "strict": b"L__self__0", "strict_twice
     pytest.param("strict", id="nightly-strict"),
     "strict_twice",
 ])
-def test_the_same_program_gives_the_same_bytes_in_two_processes(tmp_path, kind):
-    paths = [str(tmp_path / folder / "program.pt2") for folder in ("a", "b")]  # the name is in the bytes
-    for path in paths:
-        os.makedirs(os.path.dirname(path))
-        subprocess.run([sys.executable, "-c", _WRITE, path, kind], check=True)
+def test_the_same_program_gives_the_same_bytes_in_two_processes(two_processes, kind):
+    paths = two_processes[kind]
     contents = [open(p, "rb").read() for p in paths]
     assert contents[0] == contents[1]
     with zipfile.ZipFile(paths[0]) as archive:

@@ -2,7 +2,9 @@
 the files the build made for //exporter/tests:tiny_xnnpack_pte, twice, to the byte; then a
 dashboard of it, and a dashboard's inputs that are not what they claim, refused in one line."""
 
+import copy
 import dataclasses
+import functools
 import html
 import json
 
@@ -16,11 +18,17 @@ from exporter.reports import dashboard, report, report_figures
 from exporter.tests import built_programs
 
 
-def _graph(tmp_path):
+@functools.cache
+def _lowered_record():
+    """The tiny program's graph record: lowered once for every test here (none changes it)."""
     ep = pt2.load(built_programs.path("tiny_ep.pt2"))
     et_program, _ = lower.lower({"forward": ep}, ["xnnpack"])
-    record = program_graph.record(et_program, {"forward": pt2.load(built_programs.path("tiny_ep.pt2"))},
-                                  {"forward": None}, "//exporter/tests:tiny_xnnpack_pte")
+    return program_graph.record(et_program, {"forward": pt2.load(built_programs.path("tiny_ep.pt2"))},
+                                {"forward": None}, "//exporter/tests:tiny_xnnpack_pte")
+
+
+def _graph(tmp_path):
+    record = copy.deepcopy(_lowered_record())
     path = tmp_path / "graph.json"
     path.write_text(json.dumps(record, sort_keys=True))
     return record, str(path)

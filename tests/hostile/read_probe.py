@@ -15,20 +15,33 @@ import os
 import sys
 
 
-def _readers():
-    from exporter.checks import bundled_cases, etvals
-    from exporter.formats import pt2, pte_inspect
+def _reader(kind):
+    """The reader of kind. Each imports only what it needs: the .pte and .ptd readers no torch,
+    which a probe would otherwise pay for at every start (and restart after a signal)."""
+    if kind == "pte":
+        from exporter.formats import pte_inspect
 
-    def pte(path):
-        pte_inspect.format_text(pte_inspect.summarize(path), os.path.basename(path))
+        return lambda path: pte_inspect.format_text(pte_inspect.summarize(path), os.path.basename(path))
+    if kind == "ptd":
+        from exporter.formats import pte_inspect
 
-    def ptd(path):
-        pte_inspect.format_ptd(pte_inspect.summarize_ptd(path), os.path.basename(path))
+        return lambda path: pte_inspect.format_ptd(pte_inspect.summarize_ptd(path), os.path.basename(path))
+    if kind == "etvals":
+        from exporter.checks import etvals
 
-    def bpte(path):  # what bundled_program_test does before it hands the bytes to the runtime
-        bundled_cases.verify_program(bundled_cases.read_bundle(path)[1], path)
+        return etvals.read
+    if kind == "pt2":
+        from exporter.formats import pt2
 
-    return {"pte": pte, "ptd": ptd, "etvals": etvals.read, "pt2": pt2.load, "bpte": bpte}
+        return pt2.load
+    if kind == "bpte":
+        from exporter.checks import bundled_cases
+
+        def bpte(path):  # what bundled_program_test does before it hands the bytes to the runtime
+            bundled_cases.verify_program(bundled_cases.read_bundle(path)[1], path)
+
+        return bpte
+    raise KeyError(kind)
 
 
 def outcome(error, path):
@@ -43,7 +56,7 @@ def outcome(error, path):
 
 def main(argv):
     kind, paths = argv[0], argv[1:]
-    read = _readers()[kind]
+    read = _reader(kind)
     for index, path in enumerate(paths):
         print(json.dumps({"begin": index}), flush=True)
         try:
