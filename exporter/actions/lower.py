@@ -44,10 +44,11 @@ def lowering_context():
     that torch.export recorded. Seen with torch 2.13 + ExecuTorch 1.4.1. No autograd either: a
     loaded program's parameters require grad, and re-tracing an in-place write to a buffer (a
     KV cache) then fails ("a leaf Variable that requires grad is being used in an in-place
-    operation").
+    operation"). And two savings that leave the bytes as they are (below): no stack traces
+    captured, and provenance shared rather than deep-copied.
     """
     with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
-            torch.no_grad():
+            torch.no_grad(), no_stack_trace_capture(), shared_provenance():
         yield
 
 
@@ -121,8 +122,7 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     if foundation is not None:
         sharing.tag_own(programs if isinstance(programs, dict) else {"forward": programs})
     used = sorted({b for listed in backends.values() for b in listed}) if isinstance(backends, dict) else backends
-    with lowering_context(), no_stack_trace_capture(), shared_provenance(), \
-            delegates.backend_patches(used, backend_options):
+    with lowering_context(), delegates.backend_patches(used, backend_options):
         partitioner = ({name: delegates.partitioners(b, backend_options) for name, b in backends.items()}
                        if isinstance(backends, dict) else delegates.partitioners(backends, backend_options))
         edge = to_edge_transform_and_lower(programs, partitioner=partitioner,

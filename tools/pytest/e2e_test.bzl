@@ -35,7 +35,7 @@ def e2e_test(name, srcs, deps = [], tags = [], size = "large", timeout = "eterna
       size: the test's size; they run Bazel several times: "large".
       timeout: "eternal" by default: beside the outer build's actions an inner build can take
         twice as long as alone.
-      **kwargs: passed to pytest_test (data, args, timeout, ...).
+      **kwargs: passed to pytest_test (data, args, ...).
     """
     pytest_test(
         name = name,
