@@ -129,26 +129,6 @@ def test_a_model_cannot_reach_the_network(ws, listener, mode):
     assert network_probe.connected(listener)
 
 
-def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, built):
-    _, digests = built
-    result = ws.build(
-        "//zoo:mlp_pte",
-        "--spawn_strategy=sandboxed",
-        "--extra_execution_platforms=//toolchain/remote:image_platform",
-        "--extra_toolchains=//toolchain/remote:toolchain",
-        # Here the "image" is this machine: the interpreter at the venv's fixed path.
-        f"--//toolchain/remote:interpreter_path={harness.outer_venv()}/bin/python3",
-        "--//toolchain/remote:identity=@torch_export_venv//:identity.txt",
-    )
-    for mnemonic in ("TorchExport", "ExecuTorchLower"):
-        (spawn,) = result.executed(mnemonic)
-        assert spawn["runner"] == "linux-sandbox"
-        assert spawn["commandArgs"][0].endswith("toolchain/remote/python.sh")
-        properties = {p["name"]: p["value"] for p in spawn["platform"]["properties"]}
-        assert properties["container-image"].startswith("docker://")
-    assert ws.digests(MLP) == digests  # same environment, other toolchain: the same bytes
-
-
 def _one_error(result, label):
     assert result.code != 0, "the build succeeded"
     errors = [line for line in result.stderr.splitlines() if line.startswith(f"ERROR: {label}:")]
@@ -185,47 +165,6 @@ def test_a_checkpoint_file_outside_the_glob_fails_alike_in_both_modes(ws):
         "ERROR: //zoo_undeclared:ckpt_ep: torch_model //zoo_undeclared:ckpt reads "
         "zoo_undeclared/weights/extra.json, which is in its checkpoint folder but not in `checkpoint_dir`; "
         "add it to the glob of `checkpoint_dir` of //zoo_undeclared:ckpt")
-
-
-HANG_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
-
-torch_model(
-    name = "hang",
-    srcs = ["hang.py"],
-    entry = "zoo_hang.hang:Hang",
-)
-
-torch_export(
-    name = "ep",
-    deadline = 4,
-    model = ":hang",
-    shapes = "//zoo:vec",
-)
-
-torch_export(
-    name = "flag_ep",
-    model = ":hang",
-    shapes = "//zoo:vec",
-)
-"""
-
-
-@pytest.mark.parametrize("target, flags, seconds", [
-    ("//zoo_hang:ep", [], 4),  # the target's `deadline`
-    ("//zoo_hang:flag_ep", ["--//rules:exporter_deadline=3"], 3),  # the build's flag
-])
-def test_a_hanging_model_fails_at_its_deadline_in_one_line(ws, target, flags, seconds):
-    ws.write("zoo_hang/BUILD", HANG_BUILD)
-    ws.write("zoo_hang/hang.py", "import time\n\nimport torch\n\ntime.sleep(600)\n\n\nclass Hang(torch.nn.Module):\n"
-                                 "    def forward(self, x):\n        return x\n")
-    result = ws.bazel("build", target, *flags)
-    # The flag as this workspace names it: here, rules_torch_export's own, Bazel 4.2.3 ignores the
-    # --@rules_torch_export//... form (measured: the lowering ran on); the flag case uses this one.
-    assert _one_error(result, target) == (
-        f"ERROR: {target}: the exporter ran past this action's deadline of {seconds} s and was stopped; if the "
-        f"target needs longer, set `deadline = <seconds>` on {target} or pass "
-        f"--//rules:exporter_deadline=<seconds>")
 
 
 WRITER_BUILD = """
@@ -319,6 +258,72 @@ def test_a_model_built_as_its_module_loads_has_the_same_bytes_in_the_worker_and_
             "worker" if mode == "worker" else "linux-sandbox"]
         digests[mode] = ws.digests([pt2, pt2 + ".json"])
     assert digests["worker"] == digests["sandbox"]
+
+
+# The builds below change the build's options (a flag, another toolchain) or its toolchain:
+# each such change makes Bazel discard its analysis, so they run after every build of the
+# default options, the probe's last.
+
+
+HANG_BUILD = """
+load("//rules:defs.bzl", "torch_export", "torch_model")
+
+torch_model(
+    name = "hang",
+    srcs = ["hang.py"],
+    entry = "zoo_hang.hang:Hang",
+)
+
+torch_export(
+    name = "ep",
+    deadline = 4,
+    model = ":hang",
+    shapes = "//zoo:vec",
+)
+
+torch_export(
+    name = "flag_ep",
+    model = ":hang",
+    shapes = "//zoo:vec",
+)
+"""
+
+
+@pytest.mark.parametrize("target, flags, seconds", [
+    ("//zoo_hang:ep", [], 4),  # the target's `deadline`
+    ("//zoo_hang:flag_ep", ["--//rules:exporter_deadline=3"], 3),  # the build's flag
+])
+def test_a_hanging_model_fails_at_its_deadline_in_one_line(ws, target, flags, seconds):
+    ws.write("zoo_hang/BUILD", HANG_BUILD)
+    ws.write("zoo_hang/hang.py", "import time\n\nimport torch\n\ntime.sleep(600)\n\n\nclass Hang(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n        return x\n")
+    result = ws.bazel("build", target, *flags)
+    # The flag as this workspace names it: here, rules_torch_export's own, Bazel 4.2.3 ignores the
+    # --@rules_torch_export//... form (measured: the lowering ran on); the flag case uses this one.
+    assert _one_error(result, target) == (
+        f"ERROR: {target}: the exporter ran past this action's deadline of {seconds} s and was stopped; if the "
+        f"target needs longer, set `deadline = <seconds>` on {target} or pass "
+        f"--//rules:exporter_deadline=<seconds>")
+
+
+def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, built):
+    _, digests = built
+    result = ws.build(
+        "//zoo:mlp_pte",
+        "--spawn_strategy=sandboxed",
+        "--extra_execution_platforms=//toolchain/remote:image_platform",
+        "--extra_toolchains=//toolchain/remote:toolchain",
+        # Here the "image" is this machine: the interpreter at the venv's fixed path.
+        f"--//toolchain/remote:interpreter_path={harness.outer_venv()}/bin/python3",
+        "--//toolchain/remote:identity=@torch_export_venv//:identity.txt",
+    )
+    for mnemonic in ("TorchExport", "ExecuTorchLower"):
+        (spawn,) = result.executed(mnemonic)
+        assert spawn["runner"] == "linux-sandbox"
+        assert spawn["commandArgs"][0].endswith("toolchain/remote/python.sh")
+        properties = {p["name"]: p["value"] for p in spawn["platform"]["properties"]}
+        assert properties["container-image"].startswith("docker://")
+    assert ws.digests(MLP) == digests  # same environment, other toolchain: the same bytes
 
 
 PROBE_BUILD = """

@@ -63,6 +63,7 @@ KILL_OUTPUTS = [
     "bazel-out/k8-fastbuild/bin/zoo/mlp_ep.pt2",
     "bazel-out/k8-fastbuild/bin/zoo/mlp_ep.pt2.json",
 ]
+KILL_LOG = "bazel-out/k8-fastbuild/bin/zoo/mlp_ep.export.log"  # the action's third output
 
 # Bazel's exit code for a remote execution or cache failure.
 REMOTE_ERROR_EXIT = 34
@@ -263,9 +264,16 @@ def test_a_model_that_reaches_for_the_network_fails_remotely_as_locally(
 
 
 def _build_and_kill_executor(ws, executor, remote, *flags):
-    """Starts a clean remote build of KILL_TARGET, SIGKILLs the executor while it runs an
-    action, and returns (exit code, stderr, spawns of the execution log)."""
-    ws.bazel("clean").check()
+    """Starts a remote build of KILL_TARGET without its outputs, SIGKILLs the executor while it
+    runs an action, and returns (exit code, stderr, spawns of the execution log).
+
+    Its export's outputs are deleted (Bazel sees that and runs the action again) rather than
+    `bazel clean`ed: a clean also dropped the analysis, which the build then redid.
+    """
+    for rel in KILL_OUTPUTS + [KILL_LOG]:
+        path = os.path.join(ws.execroot, rel)
+        if os.path.exists(path):
+            os.remove(path)
     log_path = os.path.join(harness.scratch_dir(), f"kill-{len(flags)}.json")
     build = ws.popen(
         "build", KILL_TARGET, *remote, "--noremote_accept_cached",
