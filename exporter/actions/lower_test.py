@@ -6,6 +6,7 @@ import torch
 from exporter.actions import lower, registry
 from exporter.core.errors import UserError
 from exporter.formats import pt2
+from exporter.tests import another_process
 
 
 @torch.library.custom_op("lower_test::twice", mutates_args=())
@@ -106,6 +107,7 @@ ep = torch.export.export(model, (torch.randn(1, 3, 8, 8),))
 program, _ = lower.lower(ep, ["coreml"], backend_options=BackendOptions(coreml=CoremlOptions(precision="fp32")))
 print(hashlib.sha256(program.buffer).hexdigest())
 """
+another_process.register("coreml", _COREML_LOWERING)
 
 
 @pytest.fixture(scope="module")
@@ -118,14 +120,12 @@ def coreml_program():
 
 def test_a_coreml_program_has_the_same_bytes_in_two_processes(coreml_program):
     """Core ML's uuid4 names, protobuf map order and conversion date (actions/coreml_package.py)
-    would make them differ: this process and a child with another hash seed, on one machine."""
+    would make them differ: this process and a child with another hash seed, on one machine
+    (another_process's child, shared with the other tests' jobs there)."""
     import os
-    import subprocess
-    import sys
 
-    child = subprocess.run([sys.executable, "-c", _COREML_LOWERING], check=True, capture_output=True, text=True,
-                           env=dict(os.environ, PYTHONHASHSEED=str(os.getpid() % 1000 + 1)))
-    assert child.stdout.split()[-1] == coreml_program[1]
+    assert another_process.SEED != os.environ.get("PYTHONHASHSEED")
+    assert another_process.result("coreml")["printed"].split()[-1] == coreml_program[1]
 
 
 def test_a_coreml_delegate_is_a_model_package_with_the_model_inputs_and_outputs(coreml_program, tmp_path):

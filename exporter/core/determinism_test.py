@@ -11,6 +11,9 @@ process):
   AVX-512 where the CPU has it), MKL's code branches and two threads with oneDNN on. Both
   compute in float64 and round once, so every setting gives the same bytes; the control runs
   the same steps in float32 and gets other bytes, so the matrix can tell.
+
+The processes in the actions' own setting share one (REFERENCE_PROCESS): the first probe's
+pinned digest, the matrix's initial weights and its reference cell.
 """
 
 import functools
@@ -26,15 +29,44 @@ from exporter.core import determinism
 
 # The repository's root in the runfiles, for the probes' imports (exporter, models).
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(determinism.__file__))))
+PROBE_PATH = os.path.join(ROOT, "exporter", "tests", "calibration_probe.py")
 
-PROBE = """
-import hashlib, sys, torch
+# The convolution stack's digest, with or without reproducible_math.
+CONV = """
+import hashlib, torch
 from exporter.core import determinism
-torch.manual_seed(0)
-net = torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3), torch.nn.LayerNorm([30, 30]), torch.nn.Linear(30, 30))
-x = torch.randn(4, 16, 32, 32)
-with torch.no_grad(), (determinism.reproducible_math() if sys.argv[1] == "pinned" else torch.no_grad()):
-    print(hashlib.sha256(net(x).numpy().tobytes()).hexdigest())
+def conv_digest(pinned):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(16, 64, 3), torch.nn.LayerNorm([30, 30]), torch.nn.Linear(30, 30))
+    x = torch.randn(4, 16, 32, 32)
+    with torch.no_grad(), (determinism.reproducible_math() if pinned else torch.no_grad()):
+        return hashlib.sha256(net(x).numpy().tobytes()).hexdigest()
+"""
+
+PROBE = CONV + """
+import sys
+print(conv_digest(sys.argv[1] == "pinned"))
+"""
+
+# One MobileNetV2's initial weights, saved to a path.
+MAKE_WEIGHTS = """
+def make_weights(path):
+    import torch
+    from models.mobilenet.mobilenet import MobileNetV2
+    torch.manual_seed(0)
+    torch.save(MobileNetV2(num_classes=10, width=1, keepdim_pool=True).state_dict(), path)
+"""
+
+# The actions' own setting (determinism.REPRODUCIBLE_MATH_ENV) is the environment of three probes,
+# run in one process, in this order: the convolution stack's pinned digest (first, before any
+# other import), the initial weights, and the calibration probe's reference cell.
+#     -c REFERENCE_PROCESS CALIBRATION_PROBE WEIGHTS OUT_DIR PRECISIONS THREADS
+REFERENCE_PROCESS = CONV + MAKE_WEIGHTS + """
+import runpy, sys
+print("conv", conv_digest(True), flush=True)
+make_weights(sys.argv[2])
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 MACHINES = {"as is": {}, "AVX2-only oneDNN": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
@@ -54,26 +86,51 @@ def _run(arguments, environment):
     env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable] + arguments, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip().splitlines()
 
 
-def _digest(mode, machine):
+def _environment(mode, machine):
+    """A machine's environment (sorted items) in mode."""
     environment = dict(MACHINES[machine])
     if mode == "pinned":
         environment.update(determinism.REPRODUCIBLE_MATH_ENV)
-    return _probe(mode, tuple(sorted(environment.items())))
+    return tuple(sorted(environment.items()))
+
+
+def _digest(mode, machine):
+    return _probe(mode, _environment(mode, machine))
 
 
 @functools.cache
 def _probe(mode, environment):
     """The probe's digest in a process of environment (sorted items): machines whose settings
     come out the same (the pinned setting's own ATEN_CPU_CAPABILITY is avx2) run it once."""
-    return _run(["-c", PROBE, mode], dict(environment))
+    return _run(["-c", PROBE, mode], dict(environment))[-1]
 
 
 @pytest.fixture(scope="module")
-def pinned():
-    return {machine: _digest("pinned", machine) for machine in MACHINES}
+def reference(tmp_path_factory):
+    """REFERENCE_PROCESS's results, in the actions' own setting: {"conv": the convolution stack's
+    pinned digest, "weights": the path of one MobileNetV2's initial weights, "cell": the matrix's
+    reference cell (float64 and float32)}. The weights are made under the actions' pinned
+    setting (seeded initialisation draws with ATen's vectorised kernels, which differ from the
+    plain ones), so every cell starts from them."""
+    weights = str(tmp_path_factory.mktemp("weights") / "mobilenet.pt")
+    out = str(tmp_path_factory.mktemp("cell"))
+    lines = _run(["-c", REFERENCE_PROCESS, PROBE_PATH, weights, out, "float64,float32", "pinned"],
+                 determinism.REPRODUCIBLE_MATH_ENV)
+    conv = [line.split()[1] for line in lines if line.startswith("conv ")]
+    assert len(conv) == 1, lines
+    return {"conv": conv[0], "weights": weights, "cell": json.loads(lines[-1])}
+
+
+@pytest.fixture(scope="module")
+def pinned(reference):
+    """Each machine's pinned digest; the machines whose environment is the actions' own setting
+    take the reference process's."""
+    own = tuple(sorted(determinism.REPRODUCIBLE_MATH_ENV.items()))
+    return {machine: reference["conv"] if _environment("pinned", machine) == own else _digest("pinned", machine)
+            for machine in MACHINES}
 
 
 def test_every_machine_computes_the_same_bits(pinned):
@@ -112,31 +169,21 @@ CONTROL_SETTINGS = (REFERENCE, "no_vectors_mkl_compatible")
 
 
 @pytest.fixture(scope="module")
-def weights(tmp_path_factory):
-    """One MobileNetV2's initial weights, made under the actions' pinned setting (seeded
-    initialisation draws with ATen's vectorised kernels, which differ from the plain ones)."""
-    path = str(tmp_path_factory.mktemp("weights") / "mobilenet.pt")
-    make = ("import sys, torch\nfrom models.mobilenet.mobilenet import MobileNetV2\ntorch.manual_seed(0)\n"
-            "torch.save(MobileNetV2(num_classes=10, width=1, keepdim_pool=True).state_dict(), sys.argv[1])\n"
-            "print('ok')")
-    _run(["-c", make, path], determinism.REPRODUCIBLE_MATH_ENV)
-    return path
-
-
-@pytest.fixture(scope="module")
-def cells(weights, tmp_path_factory):
+def cells(reference, tmp_path_factory):
     """A setting's digests by precision, from one probe process per setting: float64, and for the
-    control's settings float32 too (in the same process, after float64)."""
+    control's settings float32 too (in the same process, after float64). The reference cell's
+    process is REFERENCE_PROCESS."""
     rows = {row_id: (environment, threads) for row_id, environment, threads in KERNEL_SETTINGS}
-    probe = os.path.join(ROOT, "exporter", "tests", "calibration_probe.py")
-    done = {}
+    assert rows[REFERENCE] == (determinism.REPRODUCIBLE_MATH_ENV, "pinned") and REFERENCE in CONTROL_SETTINGS
+    done = {REFERENCE: reference["cell"]}
 
     def cell(row_id):
         if row_id not in done:
             environment, threads = rows[row_id]
             precisions = "float64,float32" if row_id in CONTROL_SETTINGS else "float64"
             out = str(tmp_path_factory.mktemp("cell"))
-            done[row_id] = json.loads(_run([probe, weights, out, precisions, threads], environment))
+            done[row_id] = json.loads(_run([PROBE_PATH, reference["weights"], out, precisions, threads],
+                                           environment)[-1])
         return done[row_id]
 
     return cell

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from exporter.checks import contract
 from exporter.formats import case_values, value_file
@@ -33,6 +34,31 @@ def _main(module, config):
                           capture_output=True, text=True)
     report, _, imported = done.stdout.rpartition("imported:")
     return done.returncode, done.stderr + report, [name for name in imported.strip().split(",") if name]
+
+
+# Several failing configs in one process, each main's report caught where it writes it (stdout if
+# ok, else stderr), with the heavy packages imported by then: a failing test's explanation imports
+# torch and ExecuTorch, which the failing cases pay once, not once each.
+_MANY = """import contextlib, io, json, sys
+from exporter.checks import {module}
+results = []
+for config in sys.argv[1:]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = {module}.main([config])
+    imported = sorted({{name.split(".")[0] for name in sys.modules}} & set({heavy!r}))
+    results.append([code, err.getvalue() + out.getvalue(), imported])
+print("results:", json.dumps(results))
+"""
+
+
+def _mains(module, configs):
+    """[(exit code, its report, the heavy packages imported by then)] of module.main([config]) for
+    each config in turn, in one fresh process from the runfiles root."""
+    done = subprocess.run([sys.executable, "-c", _MANY.format(module=module, heavy=HEAVY), *configs],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [tuple(result) for result in json.loads(done.stdout.rpartition("results:")[2])]
 
 
 def test_a_numerics_test_passes_on_its_values_without_torch():
@@ -65,12 +91,29 @@ def _with_values(tmp_path, change):
     return str(config)
 
 
-def test_wrong_python_outputs_fail_with_the_usual_lines_and_an_explanation(tmp_path):
-    def shift(values):
-        first = values.calls[0].python[0]
-        values.calls[0].python[0] = value_file.Tensor(first.dtype, first.array + np.float32(0.5))
+def _shift(values):
+    first = values.calls[0].python[0]
+    values.calls[0].python[0] = value_file.Tensor(first.dtype, first.array + np.float32(0.5))
 
-    code, report, heavy = _main("numerics", _with_values(tmp_path, shift))
+
+def _reject(values):
+    values.calls[-1].python, values.calls[-1].python_error = None, "Error 0x12: sizes out of range"
+
+
+@pytest.fixture(scope="module")
+def failing(tmp_path_factory):
+    """{"shift": .., "reject": ..}: _main's (exit code, report, heavy packages) of the GRU test
+    with wrong Python outputs, then with a rejected call, run in that order in one process (the
+    heavy packages are those imported by the end of each)."""
+    folder = tmp_path_factory.mktemp("failing")
+    os.makedirs(folder / "shift")
+    os.makedirs(folder / "reject")
+    configs = [_with_values(folder / "shift", _shift), _with_values(folder / "reject", _reject)]
+    return dict(zip(("shift", "reject"), _mains("numerics", configs)))
+
+
+def test_wrong_python_outputs_fail_with_the_usual_lines_and_an_explanation(failing):
+    code, report, heavy = failing["shift"]
     assert code == 1, report
     assert "  min batch=1: output 0 float32[1, 4]: worst abs error 0.5, worst rel error" in report
     assert "FAIL" in report.split("min batch=1: output 0")[1].splitlines()[0]
@@ -79,15 +122,11 @@ def test_wrong_python_outputs_fail_with_the_usual_lines_and_an_explanation(tmp_p
            "min_top1_agreement) on //tests/test_cost:gru_numerics_test" in report
     # The explanation ran (the GRU's graph is one ExecuTorch's tap cannot instrument).
     assert "tapped with ExecuTorch's devtools" in report or "(no per-operator report: tapping every" in report
-    assert "torch" in heavy  # only a failing test pays for torch
+    assert "torch" in heavy  # only a failing test pays for torch (the first config in its process)
 
 
-def test_a_rejected_call_and_a_recorded_error_fail_as_before(tmp_path):
-    def reject(values):
-        values.calls[-1].python, values.calls[-1].python_error = None, "Error 0x12: sizes out of range"
-
-    os.makedirs(tmp_path / "a")
-    code, report, _ = _main("numerics", _with_values(tmp_path / "a", reject))
+def test_a_rejected_call_and_a_recorded_error_fail_as_before(tmp_path, failing):
+    code, report, _ = failing["reject"]
     assert code == 1 and "  listed batch=5: FAIL, the runtime rejected the inputs: Error 0x12: sizes out of range" in report
 
     def broken(values):
