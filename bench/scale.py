@@ -231,10 +231,7 @@ class ScaleWorkspace(harness.Workspace):
 
     def __init__(self, path, output_base, home, jvm_flags):
         super().__init__(path, output_base, home)
-        self.jvm_flags = jvm_flags
-
-    def startup_flags(self):
-        return super().startup_flags() + [f"--host_jvm_args={flag}" for flag in self.jvm_flags]
+        self.jvm_flags = tuple(jvm_flags)  # the JVM's defaults unless --jvm, not the tests' own
 
 
 def server_cpu(ws):
