@@ -188,12 +188,12 @@ step(
     name = "m{index}_1",
     srcs = ["m{index}.py"],
 )
-""" + "".join("""
+""" + "".join(f"""
 step(
-    name = "m{{index}}_{step}",
-    deps = [":m{{index}}_{previous}"],
+    name = "m{{index}}_{n}",
+    deps = [":m{{index}}_{n - 1}"],
 )
-""".format(step=n, previous=n - 1) for n in range(2, 8))
+""" for n in range(2, 8))
 
 FLOOR_MODELS = {"floor": FLOOR_MODEL, "chain7": CHAIN_MODEL}
 
@@ -309,7 +309,7 @@ def main(argv):
     parser.add_argument("--tree", default=harness.source_root(), help="the checkout to measure (default: this one)")
     parser.add_argument("--profile", help="a folder for the first analysis's --profile and --starlark_cpu_profile")
     parser.add_argument("--noop", action="store_true", help="also build everything, then time a no-op build (long)")
-    parser.add_argument("--floor", action="store_true", help="also time the packages of trivial rules (FLOOR_RULES): floor and chain7")
+    parser.add_argument("--floor", action="store_true", help="also time packages of trivial rules: floor and chain7")
     parser.add_argument("--jvm", action="append", default=[], metavar="FLAG",
                         help="a flag for the Bazel server's JVM (as --host_jvm_args), e.g. --jvm=-XX:+UseParallelGC")
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces (to look, or re-run Bazel)")
