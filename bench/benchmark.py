@@ -277,6 +277,7 @@ def main(argv):
     for name, folders, targets in benchmark_sets(args):
         include = harness.DEFAULT_INCLUDE + ("bench",) + folders
         ws = harness.Workspace.create(name, base=scratch, include=include)
+        ws.jvm_flags = ()  # Bazel's JVM as a user runs it, not the tests' (harness.py)
         try:
             labels, edit = targets(ws)
             rows, runs, reports = measure(ws, labels, edit, os.path.join(scratch, name + "-disk-cache"), scratch)

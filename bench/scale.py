@@ -19,9 +19,12 @@ and prints each per 1,000 targets too, and the CPU seconds the Bazel server spen
 hardly depend on what else a shared machine runs). With --profile DIR, the first analysis also writes
 Bazel's --profile and --starlark_cpu_profile (pprof) there.
 
---floor also times, for each N, the same package with trivial rules in place of ours (FLOOR_RULES:
-four rules of one file write each and a test rule with runfiles, the same five targets per model
-and the same dependencies): what Bazel itself costs for that graph, which no rule set goes under.
+--floor also times, for each N, two packages of trivial rules (FLOOR_RULES) in place of ours:
+  floor   the same five targets per model with the same dependencies: four rules of one file
+          write each and a test rule with runfiles; what Bazel itself costs for that graph,
+          which no rule set goes under;
+  chain7  issue 46's floor, "a trivial rule declared directly, chained in sevens, each writing
+          one file": seven such steps per model, each on the one before.
 """
 
 import argparse
@@ -179,9 +182,26 @@ step_test(
 '''
 
 
-def write_workspace(path, tree, count, floor=False):
+# Issue 46's floor: seven one-file steps per model, each on the one before.
+CHAIN_MODEL = """
+step(
+    name = "m{index}_1",
+    srcs = ["m{index}.py"],
+)
+""" + "".join(f"""
+step(
+    name = "m{{index}}_{n}",
+    deps = [":m{{index}}_{n - 1}"],
+)
+""" for n in range(2, 8))
+
+FLOOR_MODELS = {"floor": FLOOR_MODEL, "chain7": CHAIN_MODEL}
+
+
+def write_workspace(path, tree, count, floor=None):
     """A workspace at path that loads the rules from tree, with //bench_scale of `count` models
-    (with floor, FLOOR_RULES in place of the rules, and only the repositories Bazel needs)."""
+    (with floor, a key of FLOOR_MODELS: FLOOR_RULES in place of the rules, and only the
+    repositories Bazel needs)."""
     folder = os.path.join(path, PACKAGE)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(path, "WORKSPACE"), "w", encoding="utf-8") as f:
@@ -199,7 +219,7 @@ def write_workspace(path, tree, count, floor=False):
     if floor:
         with open(os.path.join(folder, "floor.bzl"), "w", encoding="utf-8") as f:
             f.write(FLOOR_RULES)
-        header, model = 'load(":floor.bzl", "step", "step_test")\n', FLOOR_MODEL
+        header, model = 'load(":floor.bzl", "step", "step_test")\n', FLOOR_MODELS[floor]
     else:
         header, model = BUILD_HEADER, BUILD_MODEL
     with open(os.path.join(folder, "BUILD"), "w", encoding="utf-8") as f:
@@ -211,10 +231,7 @@ class ScaleWorkspace(harness.Workspace):
 
     def __init__(self, path, output_base, home, jvm_flags):
         super().__init__(path, output_base, home)
-        self.jvm_flags = jvm_flags
-
-    def startup_flags(self):
-        return super().startup_flags() + [f"--host_jvm_args={flag}" for flag in self.jvm_flags]
+        self.jvm_flags = tuple(jvm_flags)  # the JVM's defaults unless --jvm, not the tests' own
 
 
 def server_cpu(ws):
@@ -240,10 +257,11 @@ def timed(ws, command, *args, timeout=harness.BAZEL_TIMEOUT):
     return time.monotonic() - start, server_cpu(ws) - cpu
 
 
-def measure(ws, name, profile_dir, noop):
-    """{row: (wall seconds, server CPU seconds)} for the package in ws; name names its profiles."""
+def measure(ws, name, profile_dir, noop, first="m0_test"):
+    """{row: (wall seconds, server CPU seconds)} for the package in ws; name names its profiles,
+    first is the target whose analysis fetches the repositories, untimed."""
     pattern = f"//{PACKAGE}:all"
-    ws.build("--nobuild", f"//{PACKAGE}:m0_test", log=False)  # fetch the repositories, untimed
+    ws.build("--nobuild", f"//{PACKAGE}:{first}", log=False)
     ws.shutdown()
     profile = []
     if profile_dir:
@@ -291,7 +309,7 @@ def main(argv):
     parser.add_argument("--tree", default=harness.source_root(), help="the checkout to measure (default: this one)")
     parser.add_argument("--profile", help="a folder for the first analysis's --profile and --starlark_cpu_profile")
     parser.add_argument("--noop", action="store_true", help="also build everything, then time a no-op build (long)")
-    parser.add_argument("--floor", action="store_true", help="also time the package with trivial rules (FLOOR_RULES)")
+    parser.add_argument("--floor", action="store_true", help="also time packages of trivial rules: floor and chain7")
     parser.add_argument("--jvm", action="append", default=[], metavar="FLAG",
                         help="a flag for the Bazel server's JVM (as --host_jvm_args), e.g. --jvm=-XX:+UseParallelGC")
     parser.add_argument("--keep", action="store_true", help="keep the scratch workspaces (to look, or re-run Bazel)")
@@ -304,13 +322,13 @@ def main(argv):
     print(f"{'models':>7} {'package':>7} {'targets':>8} {'':>4} " + " ".join(f"{r:>15}" for r in ROWS)
           + "   s per 1,000 targets")
     for count in args.models:
-        for label in ("rules", "floor") if args.floor else ("rules",):
+        for label in ("rules", *FLOOR_MODELS) if args.floor else ("rules",):
             name = f"{label}{count}"
             ws = ScaleWorkspace(os.path.join(base, name), os.path.join(base, "output_bases", name),
                                 os.path.join(base, "home"), args.jvm)
             try:
-                write_workspace(ws.path, tree, count, floor=label == "floor")
-                rows = measure(ws, name, args.profile, args.noop)
+                write_workspace(ws.path, tree, count, floor=label if label in FLOOR_MODELS else None)
+                rows = measure(ws, name, args.profile, args.noop, "m0_7" if label == "chain7" else "m0_test")
                 print(report(count, target_count(ws), rows, label), flush=True)
             finally:
                 ws.shutdown()

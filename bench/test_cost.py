@@ -182,6 +182,7 @@ def main(argv):
           f"{os.cpu_count()} cores, Python {platform.python_version()}; scratch: {scratch}")
     subprocess.run([sys.executable, "-c", "import torch, executorch.exir"], capture_output=True)  # page cache
     ws = harness.Workspace.create("zoo", base=scratch, include=harness.DEFAULT_INCLUDE + ("bench", "models"))
+    ws.jvm_flags = ()  # Bazel's JVM as a user runs it, not the tests' (harness.py)
     try:
         tests = args.tests or _query(ws, TESTS_QUERY)
         deps = write_deps_package(ws, tests)

@@ -306,6 +306,11 @@ class Workspace:
         """{path: sha256} of several workspace-relative files (bazel-bin/... works)."""
         return {rel: self.sha256(rel) for rel in rels}
 
+    # An inner server lives for a few builds, too short for the JVM's C2 compiler to repay its
+    # CPU: five small builds of the e2e zoo took the server 18.5 to 19.5 s of CPU with it and 9
+    # to 10 s without (2026-11-27). The benchmarks, which time Bazel as a user runs it, set ().
+    jvm_flags = ("-XX:TieredStopAtLevel=1",)
+
     def startup_flags(self):
         return [
             f"--output_base={self.output_base}",
@@ -313,7 +318,7 @@ class Workspace:
             # Bazel expands `~` in flags such as --disk_cache from Java's user.home, not from
             # $HOME: point both at the scratch home, so no test writes to the real one.
             f"--host_jvm_args=-Duser.home={self.home}",
-        ]
+        ] + [f"--host_jvm_args={flag}" for flag in self.jvm_flags]
 
     def bazel(self, command, *args, env=None, timeout=BAZEL_TIMEOUT, log=True):
         """Runs `bazel command args...` here; build/test commands get an execution log.
