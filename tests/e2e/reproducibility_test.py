@@ -249,7 +249,12 @@ def _forget_zoo_outputs(ws):
     cache, then runs. Unlike `bazel clean`, which resets Skyframe (loading and analysis all over
     again, about a fresh server's cost) and reruns the toolchain's own actions, the warm-up's
     and the deadline stamp's."""
-    shutil.rmtree(os.path.realpath(os.path.join(ws.path, "bazel-bin", "zoo")))
+    zoo = os.path.realpath(os.path.join(ws.path, "bazel-bin", "zoo"))
+    if not os.path.isdir(zoo):
+        return  # nothing built yet (a case run alone)
+    for folder, _, _ in os.walk(zoo):
+        os.chmod(folder, 0o755)  # Bazel leaves a tree artifact's folder (the bundle's) read-only
+    shutil.rmtree(zoo)
 
 
 def _assert_same_as_a(ws, checkout_a, rels):
