@@ -1,10 +1,7 @@
 """Puts the e2e tests' tiny model zoo (tests/e2e/zoo) into a harness workspace as //zoo."""
 
-import functools
-import io
 import os
 import shutil
-import sys
 
 ZOO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoo")
 
@@ -39,24 +36,14 @@ OUTPUTS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
-def checkpoint_bytes():
-    """conv.pt, made once per test process so that every workspace gets the same bytes."""
-    import torch
-
-    sys.path.insert(0, os.path.dirname(ZOO))
-    try:
-        from zoo.conv import Conv
-    finally:
-        sys.path.pop(0)
-    torch.manual_seed(1)
-    buffer = io.BytesIO()
-    torch.save(Conv().state_dict(), buffer)
-    return buffer.getvalue()
-
-
 def install(ws):
-    """Copies the zoo into ws/zoo (BUILD.zoo becomes BUILD) and writes its checkpoint."""
+    """Copies the zoo into ws/zoo (BUILD.zoo becomes BUILD), its checkpoint conv.pt included.
+
+    conv.pt is a file of the zoo, not made here: making it (torch.manual_seed(1), then
+    torch.save(Conv().state_dict())) imported torch into every test process, about 3.5 s of
+    CPU that only the inner builds need. To make it again, in tests/e2e (torch 2's zip format,
+    the same bytes on each run): `from zoo.conv import Conv; torch.manual_seed(1);
+    torch.save(Conv().state_dict(), "zoo/conv.pt")`."""
     for dirpath, dirnames, filenames in os.walk(ZOO):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         rel = os.path.relpath(dirpath, ZOO)
@@ -64,8 +51,6 @@ def install(ws):
             target = os.path.join(ws.path, "zoo", rel, "BUILD" if name == "BUILD.zoo" else name)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copyfile(os.path.join(dirpath, name), target)
-    with open(os.path.join(ws.path, "zoo", "conv.pt"), "wb") as f:
-        f.write(checkpoint_bytes())
     shutil.copyfile(TOKENIZER, os.path.join(ws.path, "zoo", "tokenizer.json"))
 
 
