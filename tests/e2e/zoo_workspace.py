@@ -41,9 +41,10 @@ def install(ws):
 
     conv.pt is a file of the zoo, not made here: making it (torch.manual_seed(1), then
     torch.save(Conv().state_dict())) imported torch into every test process, about 3.5 s of
-    CPU that only the inner builds need. To make it again, in tests/e2e (torch 2's zip format,
-    the same bytes on each run): `from zoo.conv import Conv; torch.manual_seed(1);
-    torch.save(Conv().state_dict(), "zoo/conv.pt")`."""
+    CPU that only the inner builds need. To make it again, in tests/e2e: `from zoo.conv import
+    Conv; torch.manual_seed(1); buffer = io.BytesIO(); torch.save(Conv().state_dict(), buffer)`,
+    then write buffer's bytes to zoo/conv.pt (saved to a path, torch names the zip's folder after
+    the file, "conv/", not "archive/", and the bytes differ)."""
     for dirpath, dirnames, filenames in os.walk(ZOO):
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         rel = os.path.relpath(dirpath, ZOO)
