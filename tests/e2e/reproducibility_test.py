@@ -15,7 +15,6 @@ cases; tests/e2e/BUILD selects each target's cases).
 
 import json
 import os
-import shutil
 import time
 import zipfile
 
@@ -234,27 +233,12 @@ def test_config_cache_disk_cache_serves_another_checkout(checkout_a, checkout_c)
     """A built with --config=cache (~/.cache/...; `~` is the workspaces' home here)."""
     _, _, digests_a = checkout_a
     assert os.listdir(os.path.join(checkout_c.home, ".cache/rules_torch_export/disk_cache"))
-    _forget_zoo_outputs(checkout_c)
+    checkout_c.forget("bazel-bin/zoo")
     result = checkout_c.build(*TARGETS, "--config=cache")
     for mnemonic in EXPORTER_MNEMONICS:
         hits = len(result.cache_hits(mnemonic))
         assert hits == zoo_workspace.ACTIONS[mnemonic] and result.executed(mnemonic) == [], mnemonic
     assert _differences(digests_a, _digests(checkout_c)) == []
-
-
-def _forget_zoo_outputs(ws):
-    """Removes every output of //zoo (bazel-bin/zoo), so that the next build runs or fetches
-    each zoo action again, as after `bazel clean`: Bazel checks its outputs before each build,
-    and an action whose outputs are gone misses the action cache, then asks the remote or disk
-    cache, then runs. Unlike `bazel clean`, which resets Skyframe (loading and analysis all over
-    again, about a fresh server's cost) and reruns the toolchain's own actions, the warm-up's
-    and the deadline stamp's."""
-    zoo = os.path.realpath(os.path.join(ws.path, "bazel-bin", "zoo"))
-    if not os.path.isdir(zoo):
-        return  # nothing built yet (a case run alone)
-    for folder, _, _ in os.walk(zoo):
-        os.chmod(folder, 0o755)  # Bazel leaves a tree artifact's folder (the bundle's) read-only
-    shutil.rmtree(zoo)
 
 
 def _assert_same_as_a(ws, checkout_a, rels):
@@ -269,7 +253,7 @@ MLP_OUTPUTS = MLP_EXPORT + ["bazel-bin/zoo/mlp_pte.pte", "bazel-bin/zoo/mlp_pte.
 
 
 def test_build_succeeds_when_the_cache_server_is_down(checkout_a, checkout_c):
-    _forget_zoo_outputs(checkout_c)
+    checkout_c.forget("bazel-bin/zoo")
     dead = f"http://127.0.0.1:{nginx_cache.free_port()}"
     result = checkout_c.build("//zoo:mlp_ep", f"--remote_cache={dead}", *ONE_SHOT)
     assert result.labels("TorchExport") == ["//zoo:mlp_ep"]
@@ -278,7 +262,7 @@ def test_build_succeeds_when_the_cache_server_is_down(checkout_a, checkout_c):
 
 
 def test_build_succeeds_when_the_cache_server_dies_mid_build(checkout_a, checkout_c):
-    _forget_zoo_outputs(checkout_c)
+    checkout_c.forget("bazel-bin/zoo")
     dying = nginx_cache.NginxCache(os.path.join(harness.scratch_dir(), "dying")).start()
     try:
         build = checkout_c.popen("build", "//zoo:mlp_pte", f"--remote_cache={dying.url}", *ONE_SHOT)
@@ -308,7 +292,7 @@ def test_a_corrupted_cache_entry_is_never_used(checkout_a, checkout_c, cache):
     data[len(data) // 2] ^= 0xFF  # same size, one byte off
     with open(blob, "wb") as f:
         f.write(data)
-    _forget_zoo_outputs(checkout_c)
+    checkout_c.forget("bazel-bin/zoo")
     result = checkout_c.build("//zoo:mlp_pte", f"--remote_cache={cache.url}", *ONE_SHOT)
     assert result.executed("TorchExport") == []  # its entry is intact, so it is a hit
     assert result.labels("ExecuTorchLower") == ["//zoo:mlp_pte"]  # the corrupt one re-ran

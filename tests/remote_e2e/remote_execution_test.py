@@ -270,10 +270,7 @@ def _build_and_kill_executor(ws, executor, remote, *flags):
     Its export's outputs are deleted (Bazel sees that and runs the action again) rather than
     `bazel clean`ed: a clean also dropped the analysis, which the build then redid.
     """
-    for rel in KILL_OUTPUTS + [KILL_LOG]:
-        path = os.path.join(ws.execroot, rel)
-        if os.path.exists(path):
-            os.remove(path)
+    ws.forget(*KILL_OUTPUTS, KILL_LOG)
     log_path = os.path.join(harness.scratch_dir(), f"kill-{len(flags)}.json")
     build = ws.popen(
         "build", KILL_TARGET, *remote, "--noremote_accept_cached",
