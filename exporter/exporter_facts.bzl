@@ -25,7 +25,7 @@ EXPORTER_ACTIONS = {
     },
     "calibrate": {
         "mnemonic": "CalibrationData",
-        "worker": "",
+        "worker": "export",
         "remote": True,
     },
     "quantize": {

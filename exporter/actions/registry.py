@@ -335,7 +335,7 @@ class BundleConfig(ActionConfig):
     programs: tuple[dict, ...]
 
 
-@action("calibrate", "CalibrationData", worker=False)
+@action("calibrate", "CalibrationData", worker="export")
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class CalibrationConfig(ActionConfig):
     """CalibrationData: batch files or an entry -> one canonical batch file (outputs "batches",

@@ -28,8 +28,8 @@ def warm_up(command):
     The first export and lowering in a process pay for lazy imports and one-time set-up (about
     1 s for an export, 2 s for the quantizer after it, 4 s for an XNNPACK lowering, measured
     2026-11-25); children forked afterwards pay it no more. Bazel keeps one worker per worker
-    key (exporter_action.bzl): export with quantize, and lower with etrecord, so a clean
-    build starts two workers at most, warmed side by side.
+    key (exporter_action.bzl): export with quantize and calibrate, and lower with etrecord, so a
+    clean build starts two workers at most, warmed side by side.
     """
     import importlib
 
