@@ -226,14 +226,6 @@ def write_workspace(path, tree, count, floor=None):
         f.write(header + "".join(model.format(index=i, package=PACKAGE) for i in range(count)))
 
 
-class ScaleWorkspace(harness.Workspace):
-    """A scratch workspace whose Bazel server's JVM gets extra flags (--jvm)."""
-
-    def __init__(self, path, output_base, home, jvm_flags):
-        super().__init__(path, output_base, home)
-        self.jvm_flags = tuple(jvm_flags)  # the JVM's defaults unless --jvm, not the tests' own
-
-
 def server_cpu(ws):
     """CPU seconds the workspace's Bazel server has used so far, all threads (0 if none runs)."""
     try:
@@ -324,8 +316,9 @@ def main(argv):
     for count in args.models:
         for label in ("rules", *FLOOR_MODELS) if args.floor else ("rules",):
             name = f"{label}{count}"
-            ws = ScaleWorkspace(os.path.join(base, name), os.path.join(base, "output_bases", name),
-                                os.path.join(base, "home"), args.jvm)
+            ws = harness.Workspace(os.path.join(base, name), os.path.join(base, "output_bases", name),
+                                   os.path.join(base, "home"))
+            ws.jvm_flags = tuple(args.jvm)  # Bazel's JVM as a user runs it (or --jvm), not the tests'
             try:
                 write_workspace(ws.path, tree, count, floor=label if label in FLOOR_MODELS else None)
                 rows = measure(ws, name, args.profile, args.noop, "m0_7" if label == "chain7" else "m0_test")
