@@ -7,6 +7,8 @@ the same on every run:
   (INFERENCE_PRECISION_HINT) itself.
 - Core ML: the delegate's model package gets the same bytes on every run (actions/coreml_package.py
   says what differed).
+- XNNPACK: two of its passes build their pattern graphs only for a graph that could match one
+  (actions/xnnpack_patterns.py); the bytes are the same, a one-shot lowering is faster.
 
 Arm's backends lower through a TOSA 1.0 graph: TOSA's partitioner keeps it (profile FP or INT),
 Ethos-U's compiles it with Vela for the NPU, which runs integer operators only.
@@ -16,7 +18,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from exporter.actions import coreml_package
+from exporter.actions import coreml_package, xnnpack_patterns
 from exporter.core.backends import (
     BACKENDS,
     OPTION_CLASSES,
@@ -139,9 +141,12 @@ def check_quantized(programs, backends, options: BackendOptions | None, where):
 
 @contextlib.contextmanager
 def backend_patches(backends, options: BackendOptions | None = None):
-    """While a lowering for `backends` runs: OpenVINO's precision hint, Core ML's stable names."""
+    """While a lowering for `backends` runs: OpenVINO's precision hint, Core ML's stable names,
+    XNNPACK's pattern graphs built only when a graph could match them."""
     options = options or BackendOptions()
     with contextlib.ExitStack() as stack:
+        if "xnnpack" in backends:
+            stack.enter_context(xnnpack_patterns.built_only_when_needed())
         if "openvino" in backends:
             stack.enter_context(_openvino_config(options.openvino or OpenvinoOptions()))
         if "coreml" in backends:

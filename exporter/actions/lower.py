@@ -258,11 +258,13 @@ def lowered(config, generate_etrecord=False):
 
 
 def warm_up():
-    """A persistent worker's warm-up: a tiny XNNPACK lowering. A portable lowering after it costs
+    """A persistent worker's warm-up: a tiny XNNPACK lowering, and XNNPACK's pattern graphs, which
+    that lowering does not need (actions/xnnpack_patterns.py). A portable lowering after it costs
     no more than a warm one, so one will do."""
-    from exporter.actions import export
+    from exporter.actions import export, xnnpack_patterns
 
     export.warm_up(lambda ep: lower(ep, ["xnnpack"]))
+    xnnpack_patterns.warm_up()
 
 
 def run(config):
