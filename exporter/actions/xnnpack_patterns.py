@@ -2,9 +2,10 @@
 
 Two of XNNPACK's passes match each partition against pattern graphs that ExecuTorch builds with
 torch.export and to_edge on first use: ConvertToUpsampleBilinear2d (four patterns) and
-ConvertToSDPAPass (two). In a fresh process that took about 3.5 s of CPU per family (measured
-2026-11-28), so a one-shot lowering (remote, or --config=noworker) of a model with neither
-paid about 6 s of its 15 for patterns its graph could not match.
+ConvertToSDPAPass (two). In a fresh process that took about 3.5 s of CPU per family, so a
+one-shot lowering (remote, or --config=noworker) of a model with neither paid for patterns its
+graph could not match: MobileNetV2's took 19 to 23 s of CPU, and 15.6 s without them
+(docs/performance.md, 2026-11-28).
 
 A match maps every node of a pattern onto a node of the graph with the same target, so a graph
 without a family's ANCHOR matches none of its patterns: then the pass runs with no pattern,
