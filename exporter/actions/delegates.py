@@ -28,6 +28,7 @@ from exporter.core.backends import (
     OpenvinoOptions,
     TosaOptions,
 )
+from exporter.core import patches
 from exporter.core.errors import UserError
 
 
@@ -166,23 +167,17 @@ def _openvino_config(chosen: OpenvinoOptions):
         given["config"] = {"INFERENCE_PRECISION_HINT": precision}
         return original(module, *args, options=given, **kwargs)
 
-    preprocess.openvino_compile = compile_with_config
-    try:
+    with patches.replaced(preprocess, "openvino_compile", compile_with_config):
         yield
-    finally:
-        preprocess.openvino_compile = original
 
 
 @contextlib.contextmanager
 def _coreml_names():
     from executorch.backends.apple.coreml.compiler import coreml_preprocess
 
-    original = coreml_preprocess.executorchcoreml
-    coreml_preprocess.executorchcoreml = coreml_package.StableFlattener(original)
-    try:
+    stable = coreml_package.StableFlattener(coreml_preprocess.executorchcoreml)
+    with patches.replaced(coreml_preprocess, "executorchcoreml", stable):
         yield
-    finally:
-        coreml_preprocess.executorchcoreml = original
 
 
 def openvino_targets(data):

@@ -27,6 +27,7 @@ import math
 import os
 import tempfile
 
+from exporter.core import patches
 from exporter.core.errors import BadFile
 
 MAX_CSV_BYTES = 1 << 20  # a summary is ~1.5 KB; a per-layer table ~100 bytes per operator
@@ -195,8 +196,5 @@ def capture(enabled=True):
         captured.graphs[hashlib.sha256(result.processed_bytes).hexdigest()] = bytes(tosa)
         return result
 
-    backend.vela_compile = compile_and_read
-    try:
+    with patches.replaced(backend, "vela_compile", compile_and_read):
         yield captured
-    finally:
-        backend.vela_compile = original

@@ -17,6 +17,8 @@ import contextlib
 import dataclasses
 from typing import Any
 
+from exporter.core import patches
+
 
 @dataclasses.dataclass(frozen=True)
 class Family:
@@ -53,12 +55,8 @@ def _call_building_only_when_needed(family, original):
     def call(pass_self, graph_module):
         if _holds(graph_module, family.anchor):
             return original(pass_self, graph_module)
-        getter = getattr(family.module, family.getter)
-        setattr(family.module, family.getter, lambda: family.nothing)
-        try:
+        with patches.replaced(family.module, family.getter, lambda: family.nothing):
             return original(pass_self, graph_module)
-        finally:
-            setattr(family.module, family.getter, getter)
 
     return call
 
@@ -67,15 +65,11 @@ def _call_building_only_when_needed(family, original):
 def built_only_when_needed():
     """While an XNNPACK lowering runs: each family's patterns are built only for a graph that
     holds its anchor."""
-    chosen = families()
-    originals = [family.pass_class.call for family in chosen]
-    for family, original in zip(chosen, originals):
-        family.pass_class.call = _call_building_only_when_needed(family, original)
-    try:
+    with contextlib.ExitStack() as stack:
+        for family in families():
+            call = _call_building_only_when_needed(family, family.pass_class.call)
+            stack.enter_context(patches.replaced(family.pass_class, "call", call))
         yield
-    finally:
-        for family, original in zip(chosen, originals):
-            family.pass_class.call = original
 
 
 def warm_up():

@@ -9,7 +9,8 @@ from exporter.tests import another_process
 _LOWERINGS = """
 import contextlib, hashlib, json, sys
 import torch
-from exporter.actions import delegates, lower, xnnpack_patterns
+from exporter.actions import lower, xnnpack_patterns
+from exporter.core import patches
 
 torch.manual_seed(0)
 
@@ -36,14 +37,10 @@ def counted(family):
 
 def lowered(model, *inputs):
     asked.clear()
-    real = [(family, getattr(family.module, family.getter)) for family in xnnpack_patterns.families()]
-    for family, _ in real:
-        setattr(family.module, family.getter, counted(family))
-    try:
+    with contextlib.ExitStack() as stack:
+        for family in xnnpack_patterns.families():
+            stack.enter_context(patches.replaced(family.module, family.getter, counted(family)))
         program = lower.lower(torch.export.export(model, inputs), ["xnnpack"])[0]
-    finally:
-        for family, getter in real:
-            setattr(family.module, family.getter, getter)
     return hashlib.sha256(program.buffer).hexdigest(), dict(asked)
 
 plain = Plain().eval(), torch.randn(2, 8)
