@@ -205,9 +205,10 @@ class _Loop:
             self.queued.append((work_request, peek))
 
     def cancel(self, request_id):
-        """Bazel's cancellation (with supports-worker-cancellation and --experimental_worker_cancellation):
-        stops the request request_id if it has not ended, and answers it with was_cancelled, once.
-        A request already answered is left alone, as the protocol allows."""
+        """Bazel's cancellation (a worker with supports-worker-cancellation, and
+        --experimental_worker_cancellation): stops the request request_id if it has not ended, and
+        answers it with was_cancelled, once. A request already answered is left alone, as the
+        protocol allows."""
         queued = [entry for entry in self.queued if entry[0].get("requestId", 0) == request_id]
         running = [c for c in self.running.values() if c.request.get("requestId", 0) == request_id and c.stopped is None]
         for entry in queued:

@@ -169,33 +169,19 @@ def test_a_checkpoint_file_outside_the_glob_fails_alike_in_both_modes(ws):
         "add it to the glob of `checkpoint_dir` of //zoo_undeclared:ckpt")
 
 
-WRITER_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
+def _exports_build(package, *models):
+    """A BUILD file (buildifier's layout) of torch_models, each with a torch_export over //zoo:vec;
+    models are (model name, its module in the package, the entry's callable, the export's name)."""
+    text = 'load("//rules:defs.bzl", "torch_export", "torch_model")\n'
+    for name, module, entry, export in models:
+        text += (f'\ntorch_model(\n    name = "{name}",\n    srcs = ["{module}.py"],\n'
+                 f'    entry = "{package}.{module}:{entry}",\n)\n'
+                 f'\ntorch_export(\n    name = "{export}",\n    model = ":{name}",\n    shapes = "//zoo:vec",\n)\n')
+    return text
 
-torch_model(
-    name = "writer",
-    srcs = ["writer.py"],
-    entry = "zoo_writer.writer:Writer",
-)
 
-torch_export(
-    name = "ep",
-    model = ":writer",
-    shapes = "//zoo:vec",
-)
-
-torch_model(
-    name = "unseeded",
-    srcs = ["unseeded.py"],
-    entry = "zoo_writer.unseeded:model",
-)
-
-torch_export(
-    name = "unseeded_ep",
-    model = ":unseeded",
-    shapes = "//zoo:vec",
-)
-"""
+WRITER_BUILD = _exports_build("zoo_writer", ("writer", "writer", "Writer", "ep"),
+                              ("unseeded", "unseeded", "model", "unseeded_ep"))
 
 # Model code that writes beside its own source as its module loads.
 WRITER = """import pathlib
@@ -262,33 +248,8 @@ def test_a_model_built_as_its_module_loads_has_the_same_bytes_in_the_worker_and_
     assert digests["worker"] == digests["sandbox"]
 
 
-TAMPER_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
-
-torch_model(
-    name = "victim",
-    srcs = ["victim.py"],
-    entry = "zoo_tamper.victim:Victim",
-)
-
-torch_export(
-    name = "victim_ep",
-    model = ":victim",
-    shapes = "//zoo:vec",
-)
-
-torch_model(
-    name = "attacker",
-    srcs = ["attacker.py"],
-    entry = "zoo_tamper.attacker:attack",
-)
-
-torch_export(
-    name = "attacker_ep",
-    model = ":attacker",
-    shapes = "//zoo:vec",
-)
-"""
+TAMPER_BUILD = _exports_build("zoo_tamper", ("victim", "victim", "Victim", "victim_ep"),
+                              ("attacker", "attacker", "attack", "attacker_ep"))
 
 VICTIM = """import torch
 
@@ -455,21 +416,7 @@ def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, bui
     assert ws.digests(MLP) == digests  # same environment, other toolchain: the same bytes
 
 
-PROBE_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
-
-torch_model(
-    name = "probe",
-    srcs = ["probe.py"],
-    entry = "zoo_probe.probe:Probe",
-)
-
-torch_export(
-    name = "ep",
-    model = ":probe",
-    shapes = "//zoo:vec",
-)
-"""
+PROBE_BUILD = _exports_build("zoo_probe", ("probe", "probe", "Probe", "ep"))
 
 # A model whose weights say which toolchain built it: the probe venv's startup sets the variable.
 PROBE_MODEL = """import os
