@@ -504,7 +504,8 @@ def _killed_in_its_lowering(params, run):
                                    env={**os.environ, "PYTHONHASHSEED": "0", **env})
         wait_until(reached.exists, 120, "the lowering never started")
         os.kill(int(reached.read_text()), signal.SIGKILL)
-        return process.wait(timeout=60), process.stderr.read()
+        _, stderr = process.communicate(timeout=60)
+        return process.returncode, stderr
     finally:
         shutil.rmtree(pauses)
 
