@@ -17,8 +17,8 @@ import time
 import pytest
 
 from exporter.driver import race_pause
-from exporter.tests.worker_harness import (MAIN, SPEC, Worker, children_of, is_running, one_shot, params_for,
-                                           wait_until)
+from exporter.tests.worker_harness import (MAIN, SPEC, Worker, action_params, children_of, is_running, one_shot,
+                                           params_for, wait_until)
 
 MODELS = textwrap.dedent(
     """
@@ -139,9 +139,19 @@ def markers(workdir):
 
 
 @pytest.fixture(scope="module")
-def worker(workdir):
+def pauses(tmp_path_factory):
+    """The folder of the module worker's pause right after a fork (race_pause); disarmed (its
+    .reached file exists) but while test_a_stop_that_comes_before_the_child_made_its_group_stops_it
+    holds a child."""
+    folder = tmp_path_factory.mktemp("pauses")
+    (folder / "fork.reached").write_text("")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def worker(workdir, pauses):
     """A warm worker (its warm-up exports and lowers, drawing from torch's generator)."""
-    w = Worker()
+    w = Worker(env={race_pause.VARIABLE: f"fork:{pauses}"})
     yield w
     if w.proc.poll() is None:
         w.close()
@@ -273,32 +283,32 @@ def test_a_restart_does_not_wait_for_a_superseded_request(workdir, markers, chan
 
 
 @pytest.mark.parametrize("run", ["worker", "one-shot"])
-def test_a_stop_that_comes_before_the_child_made_its_group_stops_it(workdir, tmp_path, run):
+def test_a_stop_that_comes_before_the_child_made_its_group_stops_it(worker, pauses, tmp_path, run):
     """A child is held right after its fork (race_pause), before its own setpgid(0, 0); then a
     newer request supersedes it (worker) or its deadline passes (one-shot). Before: the stop's
     killpg found no such group, its ProcessLookupError was swallowed, and the child went on to
     write its outputs (one-shot: the parent waited for it forever). Now the parent makes the
     group too, right after the fork, and falls back to the pid."""
-    env = {race_pause.VARIABLE: f"fork:{tmp_path}"}
-    reached = tmp_path / "fork.reached"
+    folder = pauses if run == "worker" else tmp_path
+    reached = folder / "fork.reached"
+    warm_up = action_params("stop_race", "warm_up", {"outputs": {"marker": "stop_race.warm"}})  # needs no torch
     try:
         if run == "worker":
-            w = Worker(warm="bundle", env=env)  # no warm-up: it plays no part
-            w.send(params_for("stop_race", "zoo.models:Tiny"))
+            reached.unlink()  # arms the module worker's pause
+            worker.send(warm_up)
             wait_until(reached.exists, 120, "the child never reached the pause")
             held = int(reached.read_text())
-            newer = w.send(params_for("stop_race", "zoo.models:Tiny"))  # the same outputs
+            newer = worker.send(warm_up)  # the same outputs
             wait_until(lambda: not is_running(held), 30, "the superseded child outlived its stop")
-            response = w.receive(timeout=120)
+            response = worker.receive(timeout=120)
             assert response["requestId"] == newer and response["exitCode"] == 0, response
-            w.close()
         else:
             proc = subprocess.Popen([sys.executable, MAIN, params_for("stop_race", "zoo.models:Tiny", deadline=2)],
-                                    stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
+                                    stderr=subprocess.PIPE, text=True, env={**os.environ, race_pause.VARIABLE: f"fork:{folder}"})
             wait_until(reached.exists, 120, "the child never reached the pause")
             held = int(reached.read_text())
             _, stderr = proc.communicate(timeout=60)  # before: it waited for the held child
             assert proc.returncode == 1 and "deadline of 2 s" in stderr, stderr
             assert not is_running(held)
     finally:
-        (tmp_path / "fork.go").write_text("")  # releases a child that outlived its stop
+        (folder / "fork.go").write_text("")  # releases a child that outlived its stop

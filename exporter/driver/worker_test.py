@@ -138,11 +138,22 @@ WARM_UP: dict = {}
 
 
 @pytest.fixture(scope="module")
-def worker(workdir):
+def pauses():
+    """The folder of the module worker's pause as a lowering starts (race_pause), in /dev/shm,
+    which a request's child may write. Disarmed (its .reached file exists) but while
+    test_a_crash_names_its_phase_and_the_command_that_runs_it_again's lowering row holds a request."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
+    (folder / "phase-lowering.reached").write_text("")
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def worker(workdir, pauses):
     """One worker for the module: sharing it is itself a test of request isolation. Its first
     requests are a build's: the warm-up action's, then two exports, timed (in WARM_UP, for
     test_a_warm_up_request_is_answered_once_the_worker_is_warm)."""
-    w = Worker()
+    w = Worker(env={race_pause.VARIABLE: f"phase-lowering:{pauses}"})
     warm_up = w.request(_warm_up_params("first"))
     started = time.monotonic()
     after_warm_up = w.request(params_for("after_warm_up", "zoo.models:Tiny"))
@@ -485,40 +496,43 @@ def _crash(params, run, worker):
     return done.returncode, done.stderr
 
 
-def _killed_in_its_lowering(params, run):
+def _killed_in_its_lowering(params, run, worker, pauses):
     """(exit code, output) of a request killed by SIGKILL as its lowering starts, where it is held
-    (race_pause; in /dev/shm, which the request's child may write)."""
-    pauses = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
-    env = {race_pause.VARIABLE: f"phase-lowering:{pauses}"}
-    try:
+    (race_pause): in the module's worker, whose pause this arms, or one-shot."""
+    reached = pauses / "phase-lowering.reached"
+    if run == "worker":
+        reached.unlink()  # arms the pause
+        worker.send(params)
+    else:
+        pauses = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
         reached = pauses / "phase-lowering.reached"
-        if run == "worker":
-            w = Worker(warm=NO_WARM_UP, env=env)
-            w.send(params)
-            wait_until(reached.exists, 120, "the lowering never started")
-            os.kill(int(reached.read_text()), signal.SIGKILL)
-            response = w.receive()
-            w.close()
-            return response["exitCode"], response["output"]
         process = subprocess.Popen([sys.executable, MAIN, params], stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, "PYTHONHASHSEED": "0", **env})
-        wait_until(reached.exists, 120, "the lowering never started")
-        os.kill(int(reached.read_text()), signal.SIGKILL)
-        _, stderr = process.communicate(timeout=60)
-        return process.returncode, stderr
-    finally:
-        shutil.rmtree(pauses)
+                                   env={**os.environ, "PYTHONHASHSEED": "0", race_pause.VARIABLE: f"phase-lowering:{pauses}"})
+    wait_until(reached.exists, 120, "the lowering never started")
+    os.kill(int(reached.read_text()), signal.SIGKILL)
+    if run == "worker":
+        response = worker.receive()
+        return response["exitCode"], response["output"]
+    _, stderr = process.communicate(timeout=60)
+    shutil.rmtree(pauses)
+    return process.returncode, stderr
 
 
-@pytest.mark.parametrize("run", ["worker", "one-shot"])
-@pytest.mark.parametrize("phase", sorted(PHASES))
-def test_a_crash_names_its_phase_and_the_command_that_runs_it_again(worker, workdir, tiny_program, phase, run):
+# Every build runs each phase in the worker and the model's one-shot too; the other one-shot
+# rows (the same child, forked by the one-shot process: what --config=noworker runs) are
+# worker_nightly_test's: each pays a cold import of torch and ExecuTorch, 8 to 14 s.
+CRASH_ROWS = [pytest.param(phase, run, id=f"{phase}-{run}" + ("-nightly" if run == "one-shot" and phase != "model" else ""))
+              for phase in sorted(PHASES) for run in ("worker", "one-shot")]
+
+
+@pytest.mark.parametrize("phase, run", CRASH_ROWS)
+def test_a_crash_names_its_phase_and_the_command_that_runs_it_again(worker, workdir, tiny_program, pauses, phase, run):
     """Before: every crash read "while running this target's model code; the crash is in the model
     or an op it calls", also ExecuTorch's runtime's inside a NumericsValues action."""
     name = f"crash_{phase}_{run.replace('-', '_')}"
     params, line = PHASES[phase]
     if phase == "lowering":
-        code, output = _killed_in_its_lowering(params(name), run)
+        code, output = _killed_in_its_lowering(params(name), run, worker, pauses)
     else:
         code, output = _crash(params(name), run, worker)
     assert code == 1
@@ -551,17 +565,17 @@ def test_a_cancelled_request_is_stopped_and_answered_once(workdir, tmp_path, pro
     ("lists no inputs"): a second answer to one request id, while the request ran on."""
     w = Worker(warm=NO_WARM_UP, protocol=protocol, env={race_pause.VARIABLE: f"fork:{tmp_path}"})
     try:
-        cancelled = w.send(params_for("cancelled", "zoo.models:Tiny"))
+        cancelled = w.send(_warm_up_params("cancelled"))  # a request that needs no torch: cheap
         wait_until((tmp_path / "fork.reached").exists, 120, "the request never reached the pause")
         held = int((tmp_path / "fork.reached").read_text())
         w.stdin.write(_cancel(cancelled, protocol) + _cancel(99, protocol))
         w.stdin.flush()
         assert w.receive() == {"exitCode": 0, "output": "", "requestId": cancelled, "wasCancelled": True}
         wait_until(lambda: not is_running(held), 30, "the cancelled request ran on")
-        after = w.send(params_for("after_cancel", "zoo.models:Tiny"))
+        after = w.send(_warm_up_params("after_cancel"))
         response = w.receive()  # the next answer is this request's: none for id 99, none twice
         assert response["requestId"] == after and response["exitCode"] == 0, response
-        assert not (workdir / "cancelled.pt2").exists()
+        assert not (workdir / "cancelled.warm").exists() and (workdir / "after_cancel.warm").exists()
     finally:
         (tmp_path / "fork.go").write_text("")
         w.close()
