@@ -4,7 +4,7 @@ ExecuTorch's runtime running the program.
 A crash that kills the process (a signal, the OOM killer, os._exit) leaves no exception to
 explain. So the code of each part marks itself (`with phases.running(phases.LOWERING, ...)`), and
 the driver listens (listen): a crashed request's one line names the part it died in, and the
-command that runs that part again (driver/worker_child.py).
+command that runs that part again (driver/worker_child.py, driver/crash.py).
 """
 
 import contextlib
@@ -30,9 +30,9 @@ def _become(phase):
 
 @contextlib.contextmanager
 def running(phase, **details):
-    """Marks the block as phase; details (strings) say which code, program or method runs:
-    code= for MODEL and EXPORT ("torch_model //pkg:m"), backends= for LOWERING, program=,
-    data= and method= for RUNTIME."""
+    """Marks the block as phase; details say which code, program or methods run: code= for MODEL
+    and EXPORT ("torch_model //pkg:m"), backends= for LOWERING, program=, data= (a .ptd or "")
+    and methods= (a list) for RUNTIME."""
     previous = _current
     _become(dict(details, phase=phase))
     try:

@@ -1,7 +1,8 @@
 """The worker keeps the promises of Bazel's linux-sandbox (docs/failure-modes.md): a model built at
 import time gets the bytes of a one-shot run, model code writes nowhere but its outputs, what a
-request starts dies with it, a request sees no other request's pipe, and a restart does not wait
-for a request that a newer one superseded. Each test failed before these promises were kept."""
+request starts dies with it, a request sees no other request's pipe, a stop stops the request
+even before it made its process group, and a restart does not wait for a request that a newer one
+superseded. Each test failed before these promises were kept."""
 
 import hashlib
 import os

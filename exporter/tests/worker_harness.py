@@ -206,6 +206,6 @@ def is_running(pid):
         return False
 
 
-def one_shot(params, env=None):
+def one_shot(params):
     return subprocess.run([sys.executable, MAIN, params], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})}, timeout=600)
+                          env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=600)
