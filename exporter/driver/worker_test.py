@@ -436,22 +436,21 @@ def _crafted(pte):
     raise AssertionError("no kernel call")
 
 
+def _lowering(name):
+    """The params of //zoo:<name>, a lowering of //zoo:phase_ep to the portable runtime."""
+    return action_params(name, "lower", {
+        "exported_label": "//zoo:phase_ep", "pt2": "phase_ep.pt2", "spec_label": "//zoo:spec", "spec": SPEC,
+        "backends": [], "outputs": {"pte": f"{name}.pte", "manifest": f"{name}.pte.json"}})
+
+
 @pytest.fixture(scope="module")
 def tiny_program(worker, workdir):
     """Tiny exported (//zoo:phase_ep) and lowered to the portable runtime (phase.pte), and that
     program crafted to crash the runtime (crafted.pte)."""
     assert worker.request(params_for("phase_ep", "zoo.models:Tiny"))["exitCode"] == 0
-    response = worker.request(action_params("phase_pte", "lower", {
-        "exported_label": "//zoo:phase_ep", "pt2": "phase_ep.pt2", "spec_label": "//zoo:spec", "spec": SPEC,
-        "backends": [], "outputs": {"pte": "phase.pte", "manifest": "phase.pte.json"}}))
+    response = worker.request(_lowering("phase"))
     assert response["exitCode"] == 0, response["output"]
     (workdir / "crafted.pte").write_bytes(_crafted((workdir / "phase.pte").read_bytes()))
-
-
-def _lowering(name):
-    return action_params(name, "lower", {
-        "exported_label": "//zoo:phase_ep", "pt2": "phase_ep.pt2", "spec_label": "//zoo:spec", "spec": SPEC,
-        "backends": [], "outputs": {"pte": f"{name}.pte", "manifest": f"{name}.pte.json"}})
 
 
 def _numerics_of_crafted(name):
@@ -499,15 +498,14 @@ def _crash(params, run, worker):
 def _killed_in_its_lowering(params, run, worker, pauses):
     """(exit code, output) of a request killed by SIGKILL as its lowering starts, where it is held
     (race_pause): in the module's worker, whose pause this arms, or one-shot."""
-    reached = pauses / "phase-lowering.reached"
     if run == "worker":
-        reached.unlink()  # arms the pause
+        (pauses / "phase-lowering.reached").unlink()  # arms the pause
         worker.send(params)
     else:
         pauses = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
-        reached = pauses / "phase-lowering.reached"
         process = subprocess.Popen([sys.executable, MAIN, params], stderr=subprocess.PIPE, text=True,
                                    env={**os.environ, "PYTHONHASHSEED": "0", race_pause.VARIABLE: f"phase-lowering:{pauses}"})
+    reached = pauses / "phase-lowering.reached"
     wait_until(reached.exists, 120, "the lowering never started")
     os.kill(int(reached.read_text()), signal.SIGKILL)
     if run == "worker":
