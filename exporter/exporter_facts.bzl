@@ -75,6 +75,11 @@ EXPORTER_ACTIONS = {
     },
 }
 
+EXPORTER_WORKER_REQUIREMENTS = {
+    "supports-multiplex-workers": "1",
+    "supports-workers": "1",
+}
+
 REPORT_ACTIONS = [
     "report",
     "dashboard",
@@ -181,17 +186,17 @@ CONFIG_DEFAULTS = {
         "pt2_manifest": None,
         "spec": None,
         "reference": "eager",
-        "model": None,
         "reference_program": None,
         "calibration": None,
         "inputs": [],
         "arm64_inputs": [],
         "steps": [],
-        "method_programs": {},
         "runtimes": [
             "python",
         ],
         "backend_packages": [],
+        "model": None,
+        "method_programs": {},
     },
 }
 

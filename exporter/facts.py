@@ -69,6 +69,8 @@ def facts():
             command: {"mnemonic": a.mnemonic, "worker": a.worker, "remote": a.remote}
             for command, a in registry.ACTIONS.items()
         },
+        # What an action that runs in the persistent worker asks of Bazel (the toolchain's worker_requirements).
+        "EXPORTER_WORKER_REQUIREMENTS": registry.WORKER_REQUIREMENTS,
         # The commands that draw a report: their tools add the reports' renderer (//exporter:report_srcs).
         "REPORT_ACTIONS": [command for command, a in registry.ACTIONS.items() if a.tools == "reports"],
         # command -> {config field: its default} (actions/registry.py): the rules' defaults.

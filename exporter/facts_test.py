@@ -68,6 +68,11 @@ def test_an_action_shares_only_a_worker_that_exists():
     assert "shares" not in registry.ACTIONS
 
 
+def test_the_worker_requirements_are_the_registry_s():
+    """Before, exporter/worker_settings.bzl kept them by hand, and its list of who shares a worker drifted."""
+    assert _values()["EXPORTER_WORKER_REQUIREMENTS"] == registry.WORKER_REQUIREMENTS
+
+
 def test_the_defaults_are_the_configs_own():
     values = _values()["CONFIG_DEFAULTS"]
     assert values["export"]["ir"] == registry.ExportOptions().ir == "training"

@@ -19,9 +19,8 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per
 
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
-      command: one of the registry's commands (EXPORTER_ACTIONS): export, lower, etrecord,
-        quantize, calibrate, bundle, bundled_program, selected_ops, tokenizer, report, dashboard,
-        and the test rules' snapshot_text and numerics_values.
+      command: one of the registry's commands, EXPORTER_ACTIONS' keys (generated from
+        exporter/actions/registry.py).
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
