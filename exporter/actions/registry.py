@@ -101,6 +101,9 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True,
 
 
 
+# What a program is lowered for when its target names no backends (LowerConfig's default).
+DEFAULT_BACKENDS = ("xnnpack",)
+
 # The entry of every hf_model's torch_model (core/hf_models.py; exporter_facts.bzl carries it).
 HF_MODEL_ENTRY = "exporter.core.hf_models:build"
 
@@ -306,7 +309,7 @@ class LowerConfig(ActionConfig):
     """
 
     methods: dict[str, MethodConfig] = field(read=_methods_json, keys=("methods", *_METHOD_KEYS))
-    backends: tuple[str, ...] = ("xnnpack",)
+    backends: tuple[str, ...] = DEFAULT_BACKENDS
     metadata: dict = dataclasses.field(default_factory=dict)
     weights: WEIGHTS = "inline"
     initialized_buffers: tuple[str, ...] | None = None
@@ -387,10 +390,11 @@ class QuantizeConfig(ActionConfig):
     exported_label, pt2   the torch_export (or torch_quantize) target and its .pt2
     spec_label, spec      its shape_spec: the re-export uses it again
     strict                the export's strict setting, kept for the re-export
-    quantizer, scheme     see quantize.QUANTIZERS and quantize.SCHEMES
+    quantizer, scheme     a backend with a quantizer of its own (its record's), and a scheme of
+                          quantize.SCHEMES that it takes
     calibration           Calibration: the calibration_data's label and batches, or None
-    backend_packages      the identity files of the backend package repositories the quantizer
-                          imports from (core/backend_site.py): nncf, for OpenVINO's
+    backend_packages      the identity files of the package repositories of the quantizer's backend
+                          (core/backend_site.py), when its packages have a lock of their own
     """
 
     exported_label: str
@@ -569,7 +573,7 @@ class NumericsCases(Config):
     steps                 a stateful test's calls in order (steps.py), or ()
     runtimes              where the program runs: "python" among them runs the Python runtime
     backend_packages      the identity files of the program's backend package repositories
-                          (core/backend_site.py): OpenVINO's runtime library for the Python runtime
+                          (core/backend_site.py): a backend's runtime library or reference runtime
     """
 
     pte: str

@@ -60,7 +60,7 @@ class RunfilesModelConfig(ModelConfig):
 @dataclasses.dataclass(frozen=True)
 class Tolerances(Config):
     """rtol and atol as the test sets them; None takes the default of the program's backends
-    (numerics.DEFAULT_TOLERANCES)."""
+    (numerics.default_tolerances: each backend's record has its own)."""
 
     rtol: float | None = None
     atol: float | None = None
@@ -97,7 +97,8 @@ class NumericsConfig(CheckConfig, NumericsCases):
     backends, quantized   the program's backends; whether its export was quantized
     tolerances, min_sqnr_db, min_top1_agreement   how outputs are judged (numerics.Checks)
     method_programs       numerics_test(steps = ...): each method's ExportedMethod; {} otherwise
-    vela_tosa             an Ethos-U program's <name>.vela_tosa.json, for tosa_reference
+    program_files         {output group: path} of the program's files a reference runtime reads
+                          (core/backends.py's ReferenceRuntime)
     fvp_runner, fvp_runner_label   with "fvp": a team's Corstone FVP runner (et_runner's command line)
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
@@ -114,7 +115,7 @@ class NumericsConfig(CheckConfig, NumericsCases):
     min_sqnr_db: float | None = None
     min_top1_agreement: float | None = None
     method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
-    vela_tosa: str | None = None
+    program_files: dict[str, str] = dataclasses.field(default_factory=dict)
     fvp_runner: str | None = None
     fvp_runner_label: str | None = None
     native_runner: str | None = None
@@ -152,7 +153,7 @@ class SnapshotConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True)
 class Limits(Config):
-    """A program_budget_test's limits in bytes, and on Vela's figures of an Ethos-U program
+    """A program_budget_test's limits in bytes, and on Vela's figures of a program Vela compiled
     (the manifest's "vela" totals); None for no limit."""
 
     pte_bytes: int | None = None
@@ -207,7 +208,7 @@ class BundledCasesConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DelegateStructureConfig(CheckConfig):
-    """delegate_structure_test: a program's Core ML delegates, checked without running them.
+    """delegate_structure_test: a program's delegates, read by their backend's reader without running them.
 
     program, pte   the executorch_program and its .pte
     """
@@ -228,7 +229,7 @@ class GenerationTestConfig(CheckConfig):
     native_runner, native_runner_label   the native runner's path (None: it does not generate)
                            and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
-    backend_packages       identity files of the backends' package repositories (OpenVINO's)
+    backend_packages       identity files of the backends' package repositories
     """
 
     program: str
