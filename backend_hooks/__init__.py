@@ -3,8 +3,9 @@
 A backend's record (exporter/core/backends.py) says what it is; its hooks module, `<name>.py` here
 (the record's `hooks`), does what only code can: it builds the partitioner, changes what the
 backend's lowering must change, and reads what it leaves. The exporter imports a hooks module only
-for a program that uses the backend, so a module may import ExecuTorch and the backend's packages
-at its top only inside its functions. Every hook but partitioner is optional:
+for a program that uses the backend (and the default backend's in a worker's warm-up), so a module
+imports ExecuTorch and the backend's packages inside its functions, not at its top. Every hook but
+partitioner is optional:
 
     partitioner(options)            the partitioner of a lowering for the backend, from its
                                     options' dataclass (None for a backend without options);
