@@ -17,7 +17,7 @@ import os
 import sys
 
 from exporter.checks import contract
-from exporter.core.backends import DELEGATE_IDS
+from exporter.core import backends
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -43,24 +43,24 @@ def _read_json(path):
 
 
 def delegate_bytes(manifest, backend):
-    """The bytes of a backend's delegate blobs ("openvino"), over every method of a manifest."""
-    delegate_id = DELEGATE_IDS[backend]
+    """The bytes of a backend's delegate blobs (by its name), over every method of a manifest."""
+    delegate_id = backends.record(backend).delegate_id
     return sum(m.get("delegates", {}).get(delegate_id, {}).get("bytes", 0) for m in manifest["methods"].values())
 
 
-# Vela's byte figures of an Ethos-U program: {figure name: the field of Limits and of the
+# Vela's byte figures of a program Vela compiled: {figure name: the field of Limits and of the
 # manifest's "vela" totals}, a figure only when the test limits it.
 VELA_BYTES = {"Vela SRAM": "sram_bytes", "Vela flash": "flash_bytes"}
 
 
 def vela_totals(manifest):
-    """The manifest's Vela totals (actions/vela.py), or a one-line ValueError: the rule lets only
-    an Ethos-U program's budget bound them, so a manifest without them is a lowering without
-    an Ethos-U delegate."""
+    """The manifest's Vela totals (backend_hooks/vela.py), or a one-line ValueError: the rule lets only
+    the budget of a program of a backend with Vela's figures (its record's vela_figures) bound them,
+    so a manifest without them is a lowering in which Vela compiled nothing."""
     found = manifest.get("vela")
     if not isinstance(found, dict):
         raise ValueError(f"{manifest.get('label')} has no Vela figures in its manifest: Vela compiled no "
-                         f"Ethos-U delegate of it; remove the budget's Vela limits")
+                         f"delegate of it; remove the budget's Vela limits")
     return found
 
 

@@ -13,6 +13,7 @@ ExecuTorch: it compares, runs the native runners, and imports torch only to expl
 (divergence.py). A config that names no value files (a run outside Bazel) computes them here.
 """
 
+import importlib
 import math
 import sys
 import time
@@ -20,18 +21,20 @@ import time
 import numpy as np
 
 from exporter.checks import arrays, contract, differences
+from exporter.core import backends
 from exporter.core.case_inputs import cases, make_inputs  # noqa: F401  (numerics.cases, numerics.make_inputs)
 from exporter.formats import case_values
 
-# float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
-DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
+# float32 defaults of the portable kernels, which follow ATen closely; a backend's record has its
+# own (XNNPACK's, 1e-3 and 1e-4: it reorders and fuses arithmetic).
+PORTABLE_TOLERANCES = (1e-4, 1e-5)  # (rtol, atol)
 
 
-def default_tolerances(backends):
+def default_tolerances(names):
     """The loosest default among the program's backends (portable when it has none)."""
-    rtol, atol = DEFAULT_TOLERANCES["portable"]
-    for backend in backends:
-        r, a = DEFAULT_TOLERANCES.get(backend, DEFAULT_TOLERANCES["xnnpack"])
+    rtol, atol = PORTABLE_TOLERANCES
+    for name in names:
+        r, a = backends.record(name).tolerances
         rtol, atol = max(rtol, r), max(atol, a)
     return rtol, atol
 
@@ -176,7 +179,7 @@ class Checks:
 
         arm64 = runtime == "arm64"
         runner = config.arm64_runner if arm64 else config.native_runner
-        if config.backend_packages and not arm64:  # OpenVINO's runtime, which the runner's backend loads
+        if config.backend_packages and not arm64:  # a backend's runtime library, which the runner's backend loads
             from exporter.core import backend_site
 
             backend_site.activate(config.backend_packages)
@@ -189,17 +192,17 @@ class Checks:
             return False
         return self._cases(calls, outputs, lines, runtime)
 
-    def tosa_reference(self, config, calls, lines):
-        """Runs the calls with the program's TOSA graphs in the TOSA reference model
-        (tosa_reference.py) and compares each with its expected outputs; appends to lines."""
-        from exporter.checks import tosa_reference
-
+    def reference(self, config, runtime, calls, lines):
+        """Runs the calls in a backend's reference runtime (its record's runner module, whose
+        run_calls raises its Unsupported in one line for what it cannot run) and compares each
+        with its expected outputs; appends to lines."""
+        runner = importlib.import_module(str(backends.REFERENCE_RUNTIMES[runtime].runner))
         try:
-            outputs = tosa_reference.run_calls(config, calls)
-        except tosa_reference.Unsupported as e:
-            lines.append(f"  tosa_reference runtime: FAIL, {e}")
+            outputs = runner.run_calls(config, calls)
+        except runner.Unsupported as e:
+            lines.append(f"  {runtime} runtime: FAIL, {e}")
             return False
-        return self._cases(calls, outputs, lines, "tosa_reference")
+        return self._cases(calls, outputs, lines, runtime)
 
     def fvp(self, config, calls, lines):
         """Runs the calls on Arm's Corstone FVP through the team's runner, which takes the native
@@ -234,10 +237,12 @@ class Checks:
             start = time.perf_counter()
             ok &= self.native(config, picked, lines, "arm64")
             self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
-        if "tosa_reference" in config.runtimes:
-            ok &= self.tosa_reference(config, calls, lines)
-        if "fvp" in config.runtimes:
-            ok &= self.fvp(config, calls, lines)
+        for runtime in config.runtimes:
+            reference = backends.REFERENCE_RUNTIMES.get(runtime)
+            if reference and reference.runner:
+                ok &= self.reference(config, runtime, calls, lines)
+            elif reference:  # reached through the team's runner, which takes the native runner's command line
+                ok &= self.fvp(config, calls, lines)
         self.differences.compare_cpus(lines)
         return ok
 
@@ -305,7 +310,8 @@ def run(config):
     values = load_values(config)
     checks = Checks(config)
     checks.output_names = values.output_names
-    where = "the TOSA reference model" if tuple(config.runtimes) == ("tosa_reference",) else \
+    reference = [backends.REFERENCE_RUNTIMES[r].title for r in config.runtimes if r in backends.REFERENCE_RUNTIMES]
+    where = " and ".join(reference) if len(reference) == len(config.runtimes) else \
         f"ExecuTorch's {runtimes_text(config.runtimes)}"
     lines = [f"{config.label}: {config.program} in {where} vs {values.reference} ({checks.describe()})"]
     python_ok = checks.python(values, lines)

@@ -4,7 +4,7 @@ and the SQNR floors of their numerics_tests, with a link to each program's repor
 
 import posixpath
 
-from exporter.core.backends import DELEGATE_IDS
+from exporter.core import backends
 from exporter.reports import graph_dot, report_figures
 from exporter.reports.report_html import Raw, bar, esc, note, page, percent, section, size, table
 
@@ -40,9 +40,9 @@ def budget_figures(budget, summary):
     for method, limit in sorted((limits.get("planned_bytes") or {}).items()):
         found.append((f"planned {method}", summary["planned"].get(method), limit))
     for backend, limit in sorted((limits.get("delegate_bytes") or {}).items()):
-        delegates = summary["by_backend"].get(DELEGATE_IDS[backend], {})
+        delegates = summary["by_backend"].get(backends.record(backend).delegate_id, {})
         found.append((f"delegates {backend}", delegates.get("bytes", 0), limit))
-    for name, key in (("Vela SRAM", "sram_bytes"), ("Vela flash", "flash_bytes")):  # an Ethos-U program's
+    for name, key in (("Vela SRAM", "sram_bytes"), ("Vela flash", "flash_bytes")):  # a program Vela compiled
         if limits.get(key) is not None:
             found.append((name, summary.get("vela", {}).get(key), limits[key]))
     return found

@@ -76,7 +76,7 @@ def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
     assert 0 < summary["delegated"]["flops"] <= 1
 
 
-# Two refusals as Arm's partitioner words them (actions/arm_fallback.py); one reason holds markup.
+# Two refusals as Arm's partitioner words them (backend_hooks/arm_fallback.py); one reason holds markup.
 CPU_FALLBACK = [
     {"node": "aten_index_select_default", "operator": "aten.index_select.default",
      "reason": "Op is not supported on U55."},

@@ -1,5 +1,6 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")
@@ -16,7 +17,7 @@ def _delegate_limits(where, given, program):
     """{backend: bytes} of max_delegate_bytes, each backend one the program is lowered for."""
     delegates = given.get("max_delegate_bytes") or {}
     if type(delegates) != "dict":
-        fail(where + "max_delegate_bytes must be a dict of backend name to size, e.g. {\"openvino\": \"4MiB\"}")
+        fail(where + "max_delegate_bytes must be a dict of backend name to size, e.g. {\"xnnpack\": \"4MiB\"}")
     limits = {}
     for backend, value in delegates.items():
         if backend not in program.backends:
@@ -32,11 +33,13 @@ def _number(where, attr, value, low, high, example):
         fail("{}{} = {} is not a number from {} to {}; write e.g. {}".format(where, attr, repr(value), low, high, example))
     return float(text)
 
-# Vela's figures (an Ethos-U program's manifest), by attribute: {attribute: Limits' field}.
+# Vela's figures (in the manifest of a program of a backend whose record has vela_figures), by
+# attribute: {attribute: Limits' field}.
+_VELA_BACKENDS = [name for name in BACKENDS if BACKEND_RECORDS[name]["vela_figures"]]
 _VELA_LIMITS = {"max_sram_bytes": "sram_bytes", "max_flash_bytes": "flash_bytes", "min_npu_fraction": "min_npu_fraction", "max_estimated_ms": "estimated_ms"}
 
 def _vela_limits(where, given, program):
-    """{Limits' field: value} of the Vela limits given; each needs an Ethos-U program."""
+    """{Limits' field: value} of the Vela limits given; each needs a program of _VELA_BACKENDS."""
     limits = {}
     for attr, field in _VELA_LIMITS.items():
         value = given.get(attr)
@@ -48,9 +51,12 @@ def _vela_limits(where, given, program):
             limits[field] = _number(where, attr, value, 0, 3600000, "5")
         else:
             limits[field] = _size(where, attr, value)
-        if "ethos_u" not in program.backends:
-            fail(where + "{} bounds Vela's figures, which only an Ethos-U program has, but {} is lowered for {}; remove {}, or budget a program with backends = [ethos_u(...)]".format(attr, program.label, program.backends, attr))
+        if not [name for name in program.backends if name in _VELA_BACKENDS]:
+            fail(where + "{} bounds Vela's figures, which only {} program has, but {} is lowered for {}; remove {}, or budget a program with backends = [{}(...)]".format(attr, _TITLES, program.label, program.backends, attr, _VELA_BACKENDS[0]))
     return limits
+
+# "an Ethos-U": the backends with Vela's figures, as the message names them.
+_TITLES = " or ".join(["{} {}".format("an" if BACKEND_RECORDS[name]["title"][0] in "AEIOU" else "a", BACKEND_RECORDS[name]["title"]) for name in _VELA_BACKENDS])
 
 def _limits(ctx, where, program):
     """{pte_bytes, ptd_bytes, planned_bytes: {method: bytes}} from the macro's JSON, checked."""
@@ -135,7 +141,7 @@ def program_budget_test(
     """Tests that a program stays within its size and memory budget, and does not creep up.
 
     Fails when the .pte, the .ptd (external weights), a method's planned memory, a backend's
-    delegate blobs or an Ethos-U program's Vela figures are over their limit, or grew more than
+    delegate blobs or the Vela figures of a program Vela compiled are over their limit, or grew more than
     `max_growth_percent` since `golden`. The report prints every figure and the biggest
     contributors. The figures come from the program's manifest (<name>.pte.json).
 
@@ -154,10 +160,10 @@ def program_budget_test(
       max_planned_bytes: {method name: limit} on the memory the runtime plans for the method
         (its activations and inputs outside delegates), e.g. {"forward": "20MiB"}.
       max_delegate_bytes: {backend: limit} on the bytes of the delegate blobs a backend of the
-        program holds, over its methods, e.g. {"openvino": "2MiB"} (docs/backends.md). XNNPACK
-        keeps its weights outside its blobs, as named data; OpenVINO and Core ML keep them inside.
+        program holds, over its methods, e.g. {"xnnpack": "2MiB"} (docs/backends.md). XNNPACK
+        keeps its weights outside its blobs, as named data; some backends keep them inside.
       max_sram_bytes: limit on the SRAM Vela plans, e.g. "64KiB". This and the next three need
-        backends = [ethos_u(...)] (docs/backends.md, "Arm").
+        a backend that Vela compiles for (docs/backends.md, "Arm").
       max_flash_bytes: limit on the flash (on- and off-chip) Vela plans, e.g. "256KiB".
       min_npu_fraction: the least share of Vela's operators on the NPU, 0 to 1, e.g. 1.
       max_estimated_ms: limit on Vela's estimated time at the system config, in ms, e.g. 5.
