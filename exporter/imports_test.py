@@ -304,11 +304,12 @@ def test_the_exporter_reaches_a_backend_only_through_its_record():
 
 def test_every_module_a_record_names_is_a_hooks_module_in_its_folder():
     """A record's hooks are toolchain sources (backend_hooks/); its reference runtimes' runners and its
-    structure reader are the tests' (backend_hooks/checks/)."""
+    structure reader and precision check are the tests' (backend_hooks/checks/)."""
     from exporter.core import backends
 
     hooks = _hooks_files()
     for record in backends.BY_NAME.values():
         assert record.hooks in hooks and record.hooks.count(".") == 1, record.name
-        for runner in [r.runner for r in record.reference_runtimes if r.runner] + [record.structure_check]:
+        checks = [record.structure_check, record.precision_check]
+        for runner in [r.runner for r in record.reference_runtimes if r.runner] + checks:
             assert runner is None or (runner in hooks and runner.startswith(HOOKS + ".checks.")), record.name

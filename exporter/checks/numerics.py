@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from exporter.checks import arrays, contract, differences
-from exporter.core import backends
+from exporter.core import backend_site, backends
 from exporter.core.case_inputs import cases, make_inputs  # noqa: F401  (numerics.cases, numerics.make_inputs)
 from exporter.formats import case_values
 
@@ -92,15 +92,33 @@ def top1_matches(actual, expected):
     return int((a.argmax(-1) == e.argmax(-1)).sum()), e.shape[0]
 
 
+def reduced_precision(config):
+    """{backend title: precision} of the program's backends whose runtime computes in less than
+    float32 on this machine (their record's precision_check: OpenVINO on a CPU with bf16 units)."""
+    found = {}
+    for name in config.backends:
+        record = backends.BY_NAME.get(name)
+        if record is not None and record.precision_check:
+            backend_site.activate(config.backend_packages)
+            precision = importlib.import_module(record.precision_check).runtime_precision()
+            if precision != "f32":
+                found[record.title] = precision
+    return found
+
+
 class Floors:
     """The accuracy floors of a numerics_test: SQNR per output and case, top-1 over all cases."""
 
     def __init__(self, config):
         self.sqnr = config.min_sqnr_db
         self.top1 = config.min_top1_agreement
+        self.reduced = {}  # {backend title: precision} that set the SQNR floor
         no_setting = self.sqnr is None and self.top1 is None and not config.tolerances.set
         if config.quantized and no_setting:
             self.sqnr = contract.DEFAULT_QUANTIZED_SQNR_DB
+        elif no_setting:
+            self.reduced = reduced_precision(config)
+            self.sqnr = contract.DEFAULT_REDUCED_PRECISION_SQNR_DB if self.reduced else None
         self.agree, self.rows = 0, 0
 
     @property
@@ -141,6 +159,8 @@ class Checks:
     def describe(self):
         checks = [f"rtol {self.rtol:g}, atol {self.atol:g}"] if self.elementwise else []
         checks += [f"SQNR >= {self.floors.sqnr:g} dB"] if self.floors.sqnr is not None else []
+        checks += [f"{backend} computes in {precision} on this CPU, so SQNR, not rtol/atol: docs/backends.md"
+                   for backend, precision in self.floors.reduced.items()]
         checks += [f"top-1 agreement >= {self.floors.top1:g}"] if self.floors.top1 is not None else []
         return ", ".join(checks)
 
@@ -180,8 +200,6 @@ class Checks:
         arm64 = runtime == "arm64"
         runner = config.arm64_runner if arm64 else config.native_runner
         if config.backend_packages and not arm64:  # a backend's runtime library, which the runner's backend loads
-            from exporter.core import backend_site
-
             backend_site.activate(config.backend_packages)
         try:
             outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], runner, value_file)

@@ -90,6 +90,9 @@ class Backend:
                        ExecuTorch's runtimes find the backend's C library, or None
     structure_check    the module of delegate_structure_test's reader of its delegates
                        (backend_hooks/checks/), or None
+    precision_check    the module (backend_hooks/checks/) whose runtime_precision() names the
+                       float precision its runtime computes in on this machine ("f32", "bf16",
+                       "f16"), for a backend whose runtime picks it by CPU; or None
     vela_figures       its lowering records Vela's figures (the manifest's "vela"), which
                        program_budget_test's max_sram_bytes and the like bound
     """
@@ -113,6 +116,7 @@ class Backend:
     outputs: dict[str, str] = dataclasses.field(default_factory=dict)
     runtime_library: tuple[str, str] | None = None
     structure_check: str | None = None
+    precision_check: str | None = None
     vela_figures: bool = False
     hooks: str = ""
 
@@ -131,9 +135,10 @@ class Backend:
 
 @dataclasses.dataclass(frozen=True)
 class OpenvinoOptions:
-    """openvino(...): OpenVINO's device and its inference precision hint (INFERENCE_PRECISION_HINT):
-    f32 keeps the error at XNNPACK's order on every CPU, where a CPU with bf16 units would
-    otherwise compute in bf16 (docs/backends.md). Each Literal lists the default first."""
+    """openvino(...): OpenVINO's device and the inference precision hint (INFERENCE_PRECISION_HINT)
+    its lowering compiles with. ExecuTorch's runtime imports the program without the hint, so on a
+    CPU with bf16 units it computes in bf16 whatever the hint (docs/backends.md). Each Literal lists
+    the default first."""
 
     device: Literal["CPU", "GPU", "NPU"] = "CPU"
     precision: Literal["f32", "bf16", "f16"] = "f32"
@@ -204,6 +209,7 @@ RECORDS = (
         options=OpenvinoOptions, packages=("openvino", "nncf"), lock="openvino", runtimes=("python", "native"),
         per_machine=True, weights_in_blob=True, static_shapes=True,
         runtime_library=("OPENVINO_LIB_PATH", "openvino/libs/libopenvino_c.so*"),
+        precision_check="backend_hooks.checks.openvino_precision",
         # nncf's quantizer keeps float weights with a quantize/dequantize pair after them:
         # OpenVINO's frontend converts such pairs, but not int8 weights folded into constants
         # (measured: the lowering fails with "Arguments do not have the same element type").

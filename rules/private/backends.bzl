@@ -34,9 +34,10 @@ def openvino(**options):
     """OpenVINO (Intel CPUs, GPUs and NPUs), with its options (docs/backends.md).
 
     Args:
-      **options: device: "CPU" (default), "GPU" or "NPU"; precision: OpenVINO's inference
-        precision hint, "f32" (default: the error stays at XNNPACK's order on every CPU),
-        "bf16" or "f16".
+      **options: device: "CPU" (default), "GPU" or "NPU"; precision: the inference precision
+        hint the lowering compiles with, "f32" (default), "bf16" or "f16". ExecuTorch's runtime
+        imports the program without it, so a CPU with bf16 units computes in bf16 whatever it
+        says (docs/backends.md).
 
     Returns:
       The backend's value for `backends`, e.g. backends = [openvino(device = "GPU")].
