@@ -48,6 +48,11 @@ EXPORTER_ACTIONS = {
         "worker": "",
         "remote": True,
     },
+    "instructions": {
+        "mnemonic": "InstructionCount",
+        "worker": "",
+        "remote": False,
+    },
     "foundation": {
         "mnemonic": "FoundationWeights",
         "worker": "",
@@ -154,6 +159,9 @@ CONFIG_DEFAULTS = {
     "tokenizer": {
         "bos_id": None,
         "eos_ids": [],
+    },
+    "instructions": {
+        "ptd": None,
     },
     "foundation": {},
     "report": {

@@ -4,6 +4,7 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load(":instruction_counts.bzl", "INSTRUCTION_ATTRS", "instruction_counts", "instruction_limits")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
 
 def _size(where, attr, value):
@@ -69,6 +70,9 @@ def _limits(ctx, where, program):
     for method, value in planned.items():
         check_method(where, "max_planned_bytes names method", method, program)
         limits["planned_bytes"][method] = _size(where, "max_planned_bytes[{}]".format(repr(method)), value)
+    instructions = instruction_limits(where, given, program)
+    if instructions:  # a key only then: the configs of budgets without it keep their bytes
+        limits["instructions"] = instructions
     return limits
 
 def _growth(ctx, where):
@@ -91,8 +95,8 @@ def _budget_test_impl(ctx):
     limits = _limits(ctx, where, program)
     growth = _growth(ctx, where)
     vela = [f for f in _VELA_LIMITS.values() if f in limits]
-    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and not vela and growth == None:
-        fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
+    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and not vela and not limits.get("instructions") and growth == None:
+        fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, max_instructions = {\"forward\": \"40M\"}, or golden with max_growth_percent")
     config = {
         "kind": "budget",
         "label": ctx.attr.test_label,
@@ -107,15 +111,21 @@ def _budget_test_impl(ctx):
         "update_target": ctx.attr.update_target,
     }
     files = [program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
-    return write_test_config(ctx, config, files, golden_files = [program.manifest])
+    golden_files = [program.manifest]
+    if limits.get("instructions"):
+        counts = instruction_counts(ctx, program, sorted(limits["instructions"].keys()))
+        config["instructions"] = counts.short_path
+        files, golden_files = files + [counts], golden_files + [counts]
+    return write_test_config(ctx, config, files, golden_files = golden_files)
 
 _budget_test = config_test_rule(
     implementation = _budget_test_impl,
-    doc = "The rule behind program_budget_test: it checks the limits and writes the JSON config that exporter/checks/budget.py reads and the launcher that runs it.",
+    doc = "The rule behind program_budget_test: it checks the limits, counts the instructions of max_instructions, and writes the JSON config that exporter/checks/budget.py reads and the launcher that runs it.",
+    exporter = True,
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
         "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),
-    }, GOLDEN_ATTRS),
+    }, GOLDEN_ATTRS, INSTRUCTION_ATTRS),
 )
 
 def program_budget_test(
@@ -129,6 +139,7 @@ def program_budget_test(
         max_flash_bytes = None,
         min_npu_fraction = None,
         max_estimated_ms = None,
+        max_instructions = {},
         max_growth_percent = None,
         golden = None,
         **kwargs):
@@ -161,6 +172,12 @@ def program_budget_test(
       max_flash_bytes: limit on the flash (on- and off-chip) Vela plans, e.g. "256KiB".
       min_npu_fraction: the least share of Vela's operators on the NPU, 0 to 1, e.g. 1.
       max_estimated_ms: limit on Vela's estimated time at the system config, in ms, e.g. 5.
+      max_instructions: {method name: limit} on the instructions one call of the method runs in
+        the native runner, counted by valgrind's callgrind (one thread, the runner's synthetic
+        inputs at the method's largest shapes, loading counted apart), e.g. {"forward": "40M"}:
+        an int, or a number with k, M or G (powers of 1000). The count is a build action
+        (`<name>.instructions.json`), so a test needs Debian's valgrind (docs/deployment.md,
+        "Instruction budgets"); with golden, the counts join its figures.
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
@@ -168,6 +185,7 @@ def program_budget_test(
     """
     limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes)
     limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms)
+    limits["max_instructions"] = max_instructions
     limits["max_growth_percent"] = max_growth_percent
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
     _budget_test(
