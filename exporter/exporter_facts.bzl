@@ -176,6 +176,7 @@ CONFIG_DEFAULTS = {
         "summaries": [],
         "budgets": [],
         "numerics": [],
+        "instructions": [],
     },
     "snapshot_text": {
         "pte": None,

@@ -386,7 +386,8 @@ Timings run_calls(const Options& o, Module& module) {
       double s = now_ms();
       auto out = run(module, calls[k].method, inputs[k], o.pte + on);
       double ms = now_ms() - s;
-      if (r == 0) CALLGRIND_DUMP_STATS_AT(("call " + calls[k].method).c_str());
+      std::string dump = "call " + calls[k].method;  // alive until callgrind has read it
+      if (r == 0) CALLGRIND_DUMP_STATS_AT(dump.c_str());
       if (t.first_ms < 0) t.first_ms = ms;
       if (r == 0 && !calls[k].outputs.empty()) write_values(calls[k].outputs, out);
       if (r > o.warmup || !o.bench) t.times[calls[k].method].push_back(ms);

@@ -539,6 +539,7 @@ class DashboardConfig(ActionConfig):
     summaries   paths of the programs' <name>.report.json
     budgets     paths of program_budget_tests' configs (label, program, limits)
     numerics    paths of numerics_tests' configs (label, program, min_sqnr_db)
+    instructions   paths of program_budget_tests' instruction counts (actions/instructions.py)
     """
 
     title: str
@@ -546,6 +547,7 @@ class DashboardConfig(ActionConfig):
     summaries: tuple[str, ...] = ()
     budgets: tuple[str, ...] = ()
     numerics: tuple[str, ...] = ()
+    instructions: tuple[str, ...] = ()
 
 
 @action("snapshot_text", "GraphSnapshot", worker="export")

@@ -19,6 +19,7 @@ INSTRUCTION_ATTRS = {
         cfg = "exec",
         doc = "The native runner that max_instructions counts in: //native:et_runner, or a cc_binary of //native:runner_main that also links an app's own kernels (built for the build machine).",
     ),
+    "instructions_file": attr.output(doc = "The counts, `<name>.instructions.json` (set by the macro with max_instructions)."),
     "_callgrind": attr.label(default = Label("@valgrind//:callgrind.sh"), allow_single_file = True),
     "_valgrind_files": attr.label(default = Label("@valgrind//:files")),
     "_valgrind_version": attr.label(default = Label("@valgrind//:version.txt"), allow_single_file = True),
@@ -47,7 +48,7 @@ def instruction_limits(where, given, program):
     return {method: parse_instructions(where, method, value) for method, value in limits.items()}
 
 def instruction_counts(ctx, program, methods):
-    """Declares the InstructionCount action of a test; returns its `<name>.instructions.json`.
+    """Declares the InstructionCount action of a test, which writes its `<name>.instructions.json`.
 
     Args:
       ctx: the test rule's context (with INSTRUCTION_ATTRS and the exporter's toolchain).
@@ -57,7 +58,9 @@ def instruction_counts(ctx, program, methods):
     Returns:
       The counts' File.
     """
-    counts = ctx.actions.declare_file(ctx.label.name + ".instructions.json")
+    counts = ctx.outputs.instructions_file
+    if not counts:
+        fail("program_budget_test {}: the rule was called without instructions_file; use the program_budget_test macro".format(ctx.attr.test_label))
     runner = ctx.attr.instructions_runner[DefaultInfo]
     run_exporter(
         ctx,

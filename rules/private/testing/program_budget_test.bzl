@@ -4,8 +4,8 @@ load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
-load(":instruction_counts.bzl", "INSTRUCTION_ATTRS", "instruction_counts", "instruction_limits")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
+load(":instruction_counts.bzl", "INSTRUCTION_ATTRS", "instruction_counts", "instruction_limits")
 
 def _size(where, attr, value):
     parsed = parse_size(value)
@@ -191,6 +191,7 @@ def program_budget_test(
     _budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
+        instructions_file = name + ".instructions.json" if max_instructions else None,
         **config_target_attrs(name, EXPORTER_MODULES["budget"], kwargs, golden = golden, updatable = True)
     )
     config_test_update(name, golden, kwargs)
