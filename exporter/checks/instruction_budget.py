@@ -76,9 +76,10 @@ class Count:
 
     def row(self):
         """Its line of the report."""
-        cells = [f"{self.name:<18}", f"{self.now:,} per call".ljust(32)]
+        # the sizes' columns: a name of 18 characters, then a figure of 32
+        cells = [f"{self.name:<18}", f"{self.now:,} per call".ljust(32 - max(0, len(self.name) - 18))]
         if self.limit is not None:
-            cells.append(f"budget {self.limit:,}")
+            cells.append(f"limit {self.limit:,}")
         if self.before is not None:
             cells.append(f"golden {self.before:,} ({self.growth():+.2f}%, allowed +{self.allowed:g}%)")
         return "  " + "  ".join(cells) + ("  ok" if not self.failures() else "  FAIL")

@@ -140,6 +140,7 @@ def program_budget_test(
         min_npu_fraction = None,
         max_estimated_ms = None,
         max_instructions = {},
+        instructions_runner = None,
         max_growth_percent = None,
         golden = None,
         **kwargs):
@@ -178,6 +179,9 @@ def program_budget_test(
         an int, or a number with k, M or G (powers of 1000). The count is a build action
         (`<name>.instructions.json`), so a test needs Debian's valgrind (docs/deployment.md,
         "Instruction budgets"); with golden, the counts join its figures.
+      instructions_runner: the native runner max_instructions counts in, default
+        //native:et_runner; a cc_binary of //native:runner_main that also links an app's own
+        kernels, e.g. ":volume_runner" (models/volumetric).
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
@@ -192,6 +196,7 @@ def program_budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
         instructions_file = name + ".instructions.json" if max_instructions else None,
+        instructions_runner = instructions_runner,
         **config_target_attrs(name, EXPORTER_MODULES["budget"], kwargs, golden = golden, updatable = True)
     )
     config_test_update(name, golden, kwargs)
