@@ -338,8 +338,8 @@ def render(config, result):
     if result.no_golden:
         return (f"FAIL {config.label}: the golden {config.golden} does not exist. "
                 f"Record the current figures with:\n  {update}\n")
-    lines = [f"{config.label}: the budget of {config.program}"] + [f.row() for f in result.figures + result.bounds + result.counts]
-    lines += list(result.count_notes)
+    rows = [f.row() for f in result.figures + result.bounds + result.counts]
+    lines = [f"{config.label}: the budget of {config.program}"] + rows + list(result.count_notes)
     lines += _breakdown(result)
     if result.shrunk:
         lines.append(f"Note: {', '.join(result.shrunk)} shrank past the allowance; lower the golden with: {update}")

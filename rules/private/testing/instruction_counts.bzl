@@ -29,7 +29,16 @@ INSTRUCTION_ATTRS = {
 _UNITS = {"k": 1000, "M": 1000000, "G": 1000000000}
 
 def parse_instructions(where, method, value):
-    """An instruction count from an int or a string such as "36.3M", or fail naming the attribute."""
+    """An instruction count from an int or a string such as "36.3M", or fail naming the attribute.
+
+    Args:
+      where: the start of a failure message, naming the test.
+      method: the method the count is for.
+      value: the count as the BUILD file gives it.
+
+    Returns:
+      The count, an int.
+    """
     text = str(value).strip() if type(value) in ("int", "string") else ""
     scale = _UNITS.get(text[-1:], 1) if text else 1
     number = text[:-1].strip() if scale != 1 else text
@@ -39,7 +48,16 @@ def parse_instructions(where, method, value):
     return int(float(number) * scale)
 
 def instruction_limits(where, given, program):
-    """{method: instructions} of max_instructions, each method one of the program's."""
+    """{method: instructions} of max_instructions, each method one of the program's.
+
+    Args:
+      where: the start of a failure message, naming the test.
+      given: the macro's limits, decoded.
+      program: the ExecuTorchProgramInfo budgeted.
+
+    Returns:
+      The dict, empty without max_instructions.
+    """
     limits = given.get("max_instructions") or {}
     if type(limits) != "dict":
         fail(where + "max_instructions must be a dict of method name to instruction count, e.g. {\"forward\": \"40M\"}")

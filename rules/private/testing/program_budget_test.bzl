@@ -140,23 +140,21 @@ def program_budget_test(
         min_npu_fraction = None,
         max_estimated_ms = None,
         max_instructions = {},
-        instructions_runner = None,
         max_growth_percent = None,
         golden = None,
         **kwargs):
     """Tests that a program stays within its size and memory budget, and does not creep up.
 
-    Fails when the .pte, the .ptd (external weights), a method's planned memory, a backend's
-    delegate blobs or an Ethos-U program's Vela figures are over their limit, or grew more than
-    `max_growth_percent` since `golden`. The report prints every figure and the biggest
-    contributors. The figures come from the program's manifest (<name>.pte.json).
+    Fails when the .pte, the .ptd (external weights), a method's planned memory or instructions
+    per call, a backend's delegate blobs or an Ethos-U program's Vela figures are over their limit,
+    or grew more than `max_growth_percent` since `golden`. The report prints every figure and the
+    biggest contributors; the sizes come from the program's manifest (<name>.pte.json).
 
     Sizes are ints (bytes) or strings with a unit: B, kB, MB, GB are powers of 1000, KiB, MiB,
-    GiB powers of 1024 ("48MiB", "512 KiB", "1.5MB"); fractions of a byte are dropped. A bad
-    size fails analysis, naming this test.
+    GiB powers of 1024 ("48MiB", "1.5MB"); fractions of a byte are dropped; a bad one fails.
 
-    With `golden`, also declares `<name>.update` (and the alias `<name>_update`): `bazel run` it
-    to record the current figures; graph_snapshot_updates collects it like a snapshot test's.
+    With `golden`, also declares `<name>.update` (alias `<name>_update`), whose `bazel run` records
+    the current figures; graph_snapshot_updates collects it like a snapshot test's.
 
     Args:
       name: the test's name.
@@ -173,30 +171,20 @@ def program_budget_test(
       max_flash_bytes: limit on the flash (on- and off-chip) Vela plans, e.g. "256KiB".
       min_npu_fraction: the least share of Vela's operators on the NPU, 0 to 1, e.g. 1.
       max_estimated_ms: limit on Vela's estimated time at the system config, in ms, e.g. 5.
-      max_instructions: {method name: limit} on the instructions one call of the method runs in
-        the native runner, counted by valgrind's callgrind (one thread, the runner's synthetic
-        inputs at the method's largest shapes, loading counted apart), e.g. {"forward": "40M"}:
-        an int, or a number with k, M or G (powers of 1000). The count is a build action
-        (`<name>.instructions.json`), so a test needs Debian's valgrind (docs/deployment.md,
-        "Instruction budgets"); with golden, the counts join its figures.
-      instructions_runner: the native runner max_instructions counts in, default
-        //native:et_runner; a cc_binary of //native:runner_main that also links an app's own
-        kernels, e.g. ":volume_runner" (models/volumetric).
+      max_instructions: {method name: limit} on one call's instructions in the native runner,
+        counted by callgrind, e.g. {"forward": "40M"} (docs/deployment.md, "Instruction budgets").
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
-    limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes)
-    limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms)
-    limits["max_instructions"] = max_instructions
-    limits["max_growth_percent"] = max_growth_percent
+    limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes, max_instructions = max_instructions)
+    limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms, max_growth_percent = max_growth_percent)
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
     _budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
         instructions_file = name + ".instructions.json" if max_instructions else None,
-        instructions_runner = instructions_runner,
         **config_target_attrs(name, EXPORTER_MODULES["budget"], kwargs, golden = golden, updatable = True)
     )
     config_test_update(name, golden, kwargs)
