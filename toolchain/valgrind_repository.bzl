@@ -13,6 +13,8 @@ Without valgrind (`apt-get install valgrind`; ./bazelw installs it) the reposito
 exists, and the launcher fails in one line that names the package.
 """
 
+load(":debian_tool.bzl", "tool_version", "write_missing")
+
 _LAUNCHER = """#!/bin/sh
 # Debian's valgrind, running its callgrind tool from the declared files (valgrind_repository.bzl).
 here="$(dirname "$(readlink -f "$0")")"
@@ -38,13 +40,6 @@ filegroup(
 # What `valgrind --tool=callgrind` loads from its library folder on x86-64 Linux.
 TOOL_FILES = ["callgrind-amd64-linux", "vgpreload_core-amd64-linux.so", "default.supp"]
 
-def _version(rctx, valgrind):
-    lines = [rctx.execute([valgrind, "--version"]).stdout.strip()]
-    dpkg = rctx.execute(["dpkg-query", "-W", "-f", "${Package} ${Version}", "valgrind"])
-    if dpkg.return_code == 0:
-        lines.append("debian " + dpkg.stdout.strip())
-    return "\n".join(lines) + "\n"
-
 def _valgrind_repository_impl(rctx):
     wrapper = rctx.which("valgrind")
     valgrind = None
@@ -57,15 +52,13 @@ def _valgrind_repository_impl(rctx):
             libdir = candidate
             break
     if not valgrind or not libdir:
-        rctx.file("callgrind.sh", _MISSING, executable = True)
-        rctx.file("version.txt", "missing\n", executable = False)
-        rctx.file("BUILD", _BUILD, executable = False)
+        write_missing(rctx, "callgrind.sh", _MISSING, _BUILD)
         return
     rctx.symlink(valgrind, "bin/valgrind")
     for name in TOOL_FILES:
         rctx.symlink(libdir + "/" + name, "lib/" + name)
     rctx.file("callgrind.sh", _LAUNCHER, executable = True)
-    rctx.file("version.txt", _version(rctx, valgrind), executable = False)
+    rctx.file("version.txt", tool_version(rctx, rctx.execute([valgrind, "--version"]).stdout.strip(), "valgrind"), executable = False)
     rctx.file("BUILD", _BUILD, executable = False)
 
 valgrind_repository = repository_rule(
