@@ -11,9 +11,9 @@ workers start when the scheduler lets them, and their few thousand instructions 
 one call's count or another's. What they ran is recorded as other_threads.
 
 The counts depend on the CPU the program sees, which under valgrind is the CPU valgrind presents
-(its CPUID is emulated: valgrind 3.19 presents an Intel family 6 CPU with AVX2 on every host with
-AVX2, AMD's included, so XNNPACK picks the same kernels). The file records that CPU and the
-host's, and the action is per machine (never shared through a remote cache).
+(its CPUID is emulated: valgrind 3.19 presents an Intel family 6 model 60 CPU with AVX2 on this
+AMD host, and chooses it by the host's instruction sets, not its maker). The file records that
+CPU and the host's, and the action is per machine (never shared through a remote cache).
 """
 
 import glob
