@@ -48,6 +48,11 @@ EXPORTER_ACTIONS = {
         "worker": "",
         "remote": True,
     },
+    "instructions": {
+        "mnemonic": "InstructionCount",
+        "worker": "",
+        "remote": False,
+    },
     "foundation": {
         "mnemonic": "FoundationWeights",
         "worker": "",
@@ -160,6 +165,9 @@ CONFIG_DEFAULTS = {
         "bos_id": None,
         "eos_ids": [],
     },
+    "instructions": {
+        "ptd": None,
+    },
     "foundation": {},
     "report": {
         "ptd": None,
@@ -173,6 +181,7 @@ CONFIG_DEFAULTS = {
         "summaries": [],
         "budgets": [],
         "numerics": [],
+        "instructions": [],
     },
     "snapshot_text": {
         "pte": None,

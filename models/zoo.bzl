@@ -253,6 +253,7 @@ def _zoo_targets(prefix, rules, no_numerics, kwargs):
             programs = programs,
             budgets = [":" + r["name"] for r in budgets],
             numerics = [":" + r["name"] for r in numerics],
+            instructions = [":" + r["name"] + ".instructions.json" for r in budgets if r.get("instructions_file")],
             **kwargs
         )
     zoo_rule_test(

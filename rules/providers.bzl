@@ -124,6 +124,7 @@ ProgramDashboardInfo = provider(
         "summaries": "depset of the programs' <name>.report.json Files.",
         "budgets": "depset of program_budget_tests' config Files.",
         "numerics": "depset of numerics_tests' config Files.",
+        "instructions": "depset of program_budget_tests' instruction counts (<test>.instructions.json).",
     },
 )
 
@@ -363,6 +364,7 @@ _PROGRAM_DASHBOARD_CHECKS = {
     "summaries": _type("depset"),
     "budgets": _type("depset"),
     "numerics": _type("depset"),
+    "instructions": _type("depset"),
 }
 
 def program_dashboard_info(**fields):

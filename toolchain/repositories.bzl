@@ -5,13 +5,16 @@ load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
+load(":valgrind_repository.bzl", "valgrind_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
 def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
 
     Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
-    (graphviz_repository.bzl), unless the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
+    (graphviz_repository.bzl), and `valgrind`, Debian's valgrind, whose callgrind counts the
+    instructions of program_budget_test's max_instructions (valgrind_repository.bzl), each unless
+    the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
     C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
     And `model_explorer`, Google's Model Explorer for `bazel run <program>.explore`, from its own
     lock (tools/explorer/requirements.lock), unless the WORKSPACE declared it first; it is
@@ -53,5 +56,7 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")
+    if not native.existing_rule("valgrind"):
+        valgrind_repository(name = "valgrind")
     if not native.existing_rule("model_explorer"):
         model_explorer_repository(name = "model_explorer", lock = Label("//tools/explorer:requirements.lock"))

@@ -473,6 +473,30 @@ class TokenizerConfig(ActionConfig):
     eos_ids: tuple[int, ...] = ()
 
 
+@action("instructions", "InstructionCount", worker=False, remote=False, torch=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InstructionsConfig(ActionConfig):
+    """InstructionCount: the instructions each method of a program runs in the native runner,
+    counted by valgrind's callgrind (outputs "counts", "log"; actions/instructions.py). It runs
+    Debian's valgrind, which the remote image lacks.
+
+    program        the executorch_program, for messages and the counts' file
+    pte, ptd       its .pte, and its .ptd (weights = "external") or None
+    methods        the methods to call, in this order, once each
+    runner         the native runner (built for this machine: the action runs it)
+    callgrind      valgrind's callgrind launcher (@valgrind//:callgrind.sh)
+    valgrind_version   its version file, recorded in the counts
+    """
+
+    program: str
+    pte: str
+    methods: tuple[str, ...]
+    runner: str
+    callgrind: str
+    valgrind_version: str
+    ptd: str | None = None
+
+
 @action("foundation", "FoundationWeights", worker=False)
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FoundationConfig(ActionConfig):
@@ -530,6 +554,7 @@ class DashboardConfig(ActionConfig):
     summaries   paths of the programs' <name>.report.json
     budgets     paths of program_budget_tests' configs (label, program, limits)
     numerics    paths of numerics_tests' configs (label, program, min_sqnr_db)
+    instructions   paths of program_budget_tests' instruction counts (actions/instructions.py)
     """
 
     title: str
@@ -537,6 +562,7 @@ class DashboardConfig(ActionConfig):
     summaries: tuple[str, ...] = ()
     budgets: tuple[str, ...] = ()
     numerics: tuple[str, ...] = ()
+    instructions: tuple[str, ...] = ()
 
 
 @action("snapshot_text", "GraphSnapshot", worker="export")

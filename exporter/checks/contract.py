@@ -170,6 +170,7 @@ class Limits(Config):
     flash_bytes: int | None = None
     min_npu_fraction: float | None = None  # of the operators Vela compiled, on the NPU
     estimated_ms: float | None = None  # Vela's estimate at the system config
+    instructions: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: one call's}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -181,6 +182,8 @@ class BudgetConfig(CheckConfig):
     limits            Limits
     max_growth_percent   how much a figure may grow over the golden's; None: any
     golden, update_target   the golden's workspace-relative path (or None) and its `bazel run` target
+    instructions      the counts of the test's InstructionCount action (actions/instructions.py),
+                      or None without max_instructions
     """
 
     program: str
@@ -192,6 +195,7 @@ class BudgetConfig(CheckConfig):
     limits: Limits = dataclasses.field(default_factory=Limits)
     max_growth_percent: float | None = None
     golden: str | None = None
+    instructions: str | None = None
     kind: typing.Literal["budget"] = "budget"  # golden_config tells a budget's config by it
 
 
