@@ -111,12 +111,12 @@ def planted(data, marker, seed, only=None):
         contents = [archive.read(info) for info in infos]
     target = next(i for i, info in enumerate(infos) if info.filename.endswith("/models/model.json"))
     program = json.loads(contents[target])
-    places = [path for path in _json_leaves(program) if {"expr_str", "guards_code"} & set(path[-2:])]
-    *parents, last = rng.choice([p for p in places if only is None or only in p[-2:]])
+    places = {kind: [path for path in _json_leaves(program) if kind in path[-2:]] for kind in _PLANTED}
+    kind = only or rng.choice(sorted(kind for kind, found in places.items() if found))
+    *parents, last = rng.choice(places[kind])
     holder = program
     for key in parents:
         holder = holder[key]
-    kind = "guards_code" if "guards_code" in (parents[-1:] + [last]) else "expr_str"
     holder[last] = rng.choice(_PLANTED[kind]).format(written=holder[last], code=code_that_creates(marker))
     contents[target] = json.dumps(program).encode()
     return f"planted {kind}", _zipped(infos, contents)
