@@ -54,6 +54,13 @@ def _json_leaves(value, path=()):
         yield path
 
 
+def _holder(value, path):
+    """The container at path inside a JSON value."""
+    for key in path:
+        value = value[key]
+    return value
+
+
 def _crafted_zip(data, rng, kind):
     """The archive with one entry's content changed, written again with valid CRCs."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -67,10 +74,7 @@ def _crafted_zip(data, rng, kind):
         leaves = list(_json_leaves(value))
         if leaves and leaves[0]:
             *parents, last = rng.choice(leaves)
-            holder = value
-            for key in parents:
-                holder = holder[key]
-            holder[last] = rng.choice(_EXTREMES)
+            _holder(value, parents)[last] = rng.choice(_EXTREMES)
         content = json.dumps(value).encode()
     elif content:
         changed = bytearray(content)
@@ -103,21 +107,22 @@ _PLANTED = {
 
 def planted(data, marker, seed, only=None):
     """(what was planted, the .pt2) with one of its size expressions or guards replaced by Python
-    that creates the file `marker`: the seed picks which and how; only ("expr_str" or
-    "guards_code") limits the choice to one kind."""
+    that creates the file `marker` (a program without guards gets one): the seed picks which
+    and how; only ("expr_str" or "guards_code") picks the kind."""
     rng = random.Random(seed)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         contents = [archive.read(info) for info in infos]
     target = next(i for i, info in enumerate(infos) if info.filename.endswith("/models/model.json"))
     program = json.loads(contents[target])
-    places = {kind: [path for path in _json_leaves(program) if kind in path[-2:]] for kind in _PLANTED}
-    kind = only or rng.choice(sorted(kind for kind, found in places.items() if found))
-    *parents, last = rng.choice(places[kind])
-    holder = program
-    for key in parents:
-        holder = holder[key]
-    holder[last] = rng.choice(_PLANTED[kind]).format(written=holder[last], code=code_that_creates(marker))
+    kind, code = only or rng.choice(sorted(_PLANTED)), code_that_creates(marker)
+    places = [path for path in _json_leaves(program) if kind in path[-2:]]
+    if places:
+        *parents, last = rng.choice(places)
+        holder = _holder(program, parents)
+        holder[last] = rng.choice(_PLANTED[kind]).format(written=holder[last], code=code)
+    else:
+        program[kind] = [_PLANTED[kind][0].format(code=code)]
     contents[target] = json.dumps(program).encode()
     return f"planted {kind}", _zipped(infos, contents)
 
