@@ -36,7 +36,6 @@ _QUOTABLE = re.compile(r"[^'\"\\\x00-\x1f\x7f]*")
 # The fields of torch 2.13's serialized program (_export/serde/schema.py) that hold names.
 _IDENTIFIER_FIELDS = ("name", "as_name", "user_input_name")
 _FQN_FIELDS = ("parameter_name", "buffer_name", "tensor_constant_name", "custom_obj_name", "fqn")
-_VALUE_TABLES = ("tensor_values", "sym_int_values", "sym_bool_values", "sym_float_values", "custom_obj_values")
 
 
 class _Refused(Exception):
@@ -46,11 +45,6 @@ class _Refused(Exception):
 def _expect(pattern, value, what, empty_ok=False):
     if not isinstance(value, str) or not (pattern.fullmatch(value) or (empty_ok and value == "")):
         raise _Refused(f"{what} {repr(value)[:120]}")
-
-
-def is_fqn(text):
-    """Whether text is a parameter's, buffer's or constant's path as torch writes it."""
-    return isinstance(text, str) and bool(_FQN.fullmatch(text))
 
 
 def is_quotable(text):
@@ -66,15 +60,9 @@ def _check_object(obj):
     for field in _FQN_FIELDS:
         if field in obj:
             _expect(_FQN, obj[field], f"the {field}", empty_ok=field == "fqn")
-    for table in _VALUE_TABLES:
-        for name in obj.get(table) or {}:
-            _expect(_IDENTIFIER, name, f"the name in {table}")
-    for argument in obj.get("inputs") or [] if "nodes" in obj else []:  # a graph's inputs
+    for argument in (obj.get("inputs") or []) if "nodes" in obj else []:  # a graph's inputs
         if isinstance(argument, dict) and "as_string" in argument:
             _expect(_QUOTABLE, argument["as_string"], "the string input")
-    constant = obj.get("constant_input")
-    if isinstance(constant, dict) and isinstance(constant.get("value"), dict) and "as_string" in constant["value"]:
-        _expect(_QUOTABLE, constant["value"]["as_string"], "the string input")
     if "forward_arg_names" in obj:
         for name in obj["forward_arg_names"] or []:
             _expect(_IDENTIFIER, name, "the forward's argument name")

@@ -344,10 +344,12 @@ def _name_changes(kind, code):
     quoted = f'"+str({code})+"'
     return {
         "parameter path": {model: _renamed("lin.weight", f"lin.w{quoted}"), weights: _renamed("lin.weight", f"lin.w{quoted}")},
+        "parameter path in the program": {model: _renamed("lin.weight", f"lin.w{quoted}")},
         "buffer path": {model: _renamed("scale", f"s{quoted}"), weights: _renamed("scale", f"s{quoted}")},
         "string input": {model: _renamed("double", f"double' if {code} else '")},
         "keyword name": {model: _keyword_named(f"b':{code},'bias")},
         "graph input name": {model: _renamed("bias", f"bias={code}", only="graph")},
+        "constant input name": {model: _renamed("mode", f"mode={code}", only="signature")},
         "argument name": {model: _in_program(lambda p: p["graph_module"]["module_call_graph"][0]["signature"]
                                              ["forward_arg_names"].__setitem__(1, f"mode={code}"))},
         "input dict key": {"data/sample_inputs/model.pt": _sample_inputs_keyed(f'b"+str({code})+"')},
@@ -362,9 +364,12 @@ def _named_wrong(kind, tmp_path, marker):
 
 # What runs the code each crafted name carries, with torch alone: torch.export.load (a graph
 # input's name), the module's call (its parameters', buffers' paths and a string input's guard),
-# its forward called directly (a keyword's name). An argument's name only breaks the code torch
-# writes; an input dict key's was not made to run code.
+# its forward called directly (a keyword's name). The others only break the code torch writes
+# (an argument's name, a string input's name: only the last input may have a default) or the load
+# (a parameter's path that its weights config does not give); an input dict key's was not made
+# to run code.
 RUNS_CODE = ["parameter path", "buffer path", "string input", "keyword name", "graph input name"]
+REFUSED = ["parameter path in the program", "constant input name", "argument name", "input dict key"]
 
 
 @pytest.mark.parametrize("kind", RUNS_CODE)
@@ -381,7 +386,7 @@ def test_torch_alone_runs_code_in_a_pt2_s_names(tmp_path, kind):
     assert marker.exists()
 
 
-@pytest.mark.parametrize("kind", RUNS_CODE + ["argument name", "input dict key"])
+@pytest.mark.parametrize("kind", RUNS_CODE + REFUSED)
 def test_a_pt2_whose_names_could_run_code_is_refused_in_one_line(tmp_path, kind):
     from exporter.core.errors import BadFile
 
