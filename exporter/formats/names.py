@@ -13,7 +13,8 @@ Read in torch 2.13's sources, a loaded program becomes Python source in these pl
   (module_call_graph's forward_arg_names) into `def forward(self, <names>)` and the keyword
   arguments' names (the in_spec's dict of keywords) into `{'<name>': <name>}`.
 - torch/export/_unlift.py (ExportedProgram.module()'s guards, exec'd):
-  _get_input_guards_for_graph writes a string input into `L['<input>'] == '<string>'`, and
+  _get_input_guards_for_graph writes a string input (its value in the graph's inputs; the
+  constant input spec's copy reaches no code) into `L['<input>'] == '<string>'`, and
   _convert_guards_code_to_fn writes each input's path, its dict keys by repr(), into
   `"Guard failed: <path>..."`, inside double quotes; the paths come from the sample inputs.
   (The program's own guards_code: expressions.py.)
