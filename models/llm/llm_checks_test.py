@@ -7,6 +7,8 @@ manifests say which layers were quantized, and quantized tables run as ExecuTorc
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from runfiles import Runfiles
@@ -124,6 +126,15 @@ def test_quantized_tables_run_as_executorchs_embedding_kernel_and_shrink_the_pro
     tables, floats = os.path.getsize(_path("tiny_lm_llm_4bit_emb.pte")), os.path.getsize(_path("tiny_lm_llm_4bit.pte"))
     print(f"tiny_lm_llm_4bit: {floats} B with float tables, {tables} B with 4-bit tables")
     assert tables < 0.9 * floats
+
+
+def test_a_fresh_process_loads_the_export_of_quantized_tables():
+    # The lowering's own process, sandboxed (--config=noworker): nothing has imported ExecuTorch's
+    # exir, which defines the tables' operators, before the .pt2 loads.
+    script = "import sys; from exporter.formats import pt2; pt2.load(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", script, _path("tiny_lm_llm_4bit_emb_ep.pt2")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def _generation_config(prompts, init_args):
