@@ -1,5 +1,5 @@
 """tiny_lm's 4-bit program from these rules against ExecuTorch's own LLM recipe, export_llm from
-the wheel, in one run and in the same runner (docs/llm.md, "ExecuTorch's own recipe"):
+the wheel, in one run and in the same runner (docs/llm.md, "ExecuTorch's LLM operators"):
 
     ./bazelw run //bench:export_llm
 
@@ -35,23 +35,28 @@ def _export_llm(folder):
         "model": {"use_kv_cache": True, "use_sdpa_with_kv_cache": True, "enable_dynamic_shape": True},
         "backend": {"xnnpack": {"enabled": True}},
         "quantization": {"qmode": "8da4w", "group_size": 32, "embedding_quantize": "4,32"},
-        "export": {"max_seq_length": 32, "max_context_length": 32, "output_dir": folder, "output_name": "export_llm.pte"},
+        "export": {"max_seq_length": 32, "max_context_length": 32, "output_dir": folder,
+                   "output_name": os.path.join(folder, "export_llm.pte")},  # a bare name is the cwd's
     }
     for path, value in ((params, PARAMS), (config, recipe)):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(value, f)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "executorch.extension.llm.export.export_llm", "--config", config],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, cwd=folder)  # hydra writes its outputs/ into the cwd
     return os.path.join(folder, "export_llm.pte"), time.perf_counter() - start
 
 
-def _runner(pte, tokenizer):
+def _import_runtime():
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (export_llm's llama:: kernels)
     import executorch.kernels.quantized  # noqa: F401
     from executorch.extension.llm.runner import TextLLMRunner
 
-    return TextLLMRunner(pte, tokenizer)
+    return TextLLMRunner
+
+
+def _runner(pte, tokenizer):
+    return _import_runtime()(pte, tokenizer)
 
 
 def _generate(runner):
@@ -82,23 +87,32 @@ def _measure(programs, tokenizer):
 
 
 def _peak_rss(pte, tokenizer):
-    """The peak RSS (bytes) of a fresh process that loads pte and generates once."""
-    code = ("import resource, sys; from bench.export_llm import _generate, _runner; "
-            "_generate(_runner(sys.argv[1], sys.argv[2])); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    """(peak RSS, what loading and running pte added to it) in bytes, of a fresh process that
+    imports the runtime, then loads pte and generates once."""
+    code = ("import sys; from bench.export_llm import _generate, _import_runtime, _runner, _status; _import_runtime(); "
+            "before = _status('VmHWM'); _generate(_runner(sys.argv[1], sys.argv[2])); "
+            "print(_status('VmHWM'), _status('VmHWM') - before)")
     done = subprocess.run([sys.executable, "-c", code, pte, tokenizer], check=True, capture_output=True, text=True)
-    return int(done.stdout.split()[-1]) * 1024
+    return tuple(int(n) for n in done.stdout.split()[-2:])
+
+
+def _status(field):
+    """A /proc/self/status figure, in bytes."""
+    with open("/proc/self/status", encoding="utf-8") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
 
 
 def _print(programs, rounds, tokenizer):
     rows = {}
     for name, pte in programs.items():
         prefill, first, decode = (statistics.median(column) for column in zip(*rounds[name]))
-        rows[name] = (prefill, first * 1000, decode, os.path.getsize(pte), _peak_rss(pte, tokenizer))
+        peak, added = _peak_rss(pte, tokenizer)
+        rows[name] = (prefill, first * 1000, decode, os.path.getsize(pte), added)
         print(f"{name}: prefill {prefill:,.0f} tok/s, first token {first * 1000:.2f} ms, decode {decode:,.0f} "
-              f"tok/s, .pte {rows[name][3]:,} B, peak RSS {rows[name][4] / 2**20:.0f} MiB")
+              f"tok/s, .pte {rows[name][3]:,} B, peak RSS {peak / 2**20:.0f} MiB, {added / 2**20:.1f} MiB of it "
+              f"the program's")
     ours, theirs = rows.values()
-    labels = ("prefill", "first token", "decode", ".pte size", "peak RSS")
+    labels = ("prefill", "first token", "decode", ".pte size", "the program's peak RSS")
     print("ours / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
 
 
