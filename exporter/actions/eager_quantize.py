@@ -51,9 +51,6 @@ def apply(module, scheme, group_size, label):
     return {"scheme": scheme, "group_size": group_size, "layers": len(quantized), "float_layers": skipped}
 
 
-EMBEDDING_BITS = (2, 4, 8)  # the widths of ExecuTorch's quantized_decomposed embedding kernels
-
-
 def quantize_embeddings(module, spec, label):
     """Replaces module's nn.Embedding tables by ExecuTorch's quantized ones (spec "bits,group"; group
     0 is one scale per row); returns the manifest's "embedding_quantization" record."""

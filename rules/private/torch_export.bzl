@@ -68,8 +68,10 @@ def _shapes(ctx):
     fail(message_prefix("torch_export", ctx.label) + "shapes is not set and {} has no shape spec of its own; set shapes to the shape_spec to trace with".format(ctx.attr.model.label))
 
 def _check_embedding_quantize(label, spec):
-    """Fails unless spec is "bits,group" as ExecuTorch's export_llm takes it: bits 2, 4 or 8, group
-    a whole number (0: one scale per row)."""
+    """Fails unless spec is "<bits>,<group>" as ExecuTorch's export_llm takes it.
+
+    Bits 2, 4 or 8; group a whole number (0: one scale per row).
+    """
     parts = spec.split(",")
     if len(parts) != 2 or parts[0] not in ["2", "4", "8"] or not parts[1].isdigit():
         fail(message_prefix("torch_export", label) + "embedding_quantize = {} must be \"<bits>,<group>\" with bits 2, 4 or 8 and a group size (0 for one scale per row), e.g. \"4,32\"".format(repr(spec)))
