@@ -117,7 +117,8 @@ def _print(programs, rounds, tokenizer):
 
 
 def main():
-    ours, tokenizer = sys.argv[1], sys.argv[2]
+    ours = next(arg for arg in sys.argv[1:] if arg.endswith(".pte"))  # the program's files, then the tokenizer
+    tokenizer = sys.argv[-1]
     with tempfile.TemporaryDirectory() as folder:
         theirs, seconds = _export_llm(folder)
         print(f"export_llm: {seconds:.0f} s")
