@@ -17,6 +17,8 @@ import subprocess
 import threading
 import time
 
+from exporter.tests import worker_harness
+
 TARGET = "//models/llm:hf_llama_1b_llm"
 MIN_AVAILABLE_GIB = 14
 
@@ -27,26 +29,10 @@ def _available_gib():
     return int(fields["MemAvailable"].split()[0]) / 2**20
 
 
-def _descendants(root):
-    parents = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                parents.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(pid))
-        except OSError:
-            continue
-    found, todo = [], list(parents.get(root, []))
-    while todo:
-        found.append(todo.pop())
-        todo += parents.get(found[-1], [])
-    return found
-
-
-def _sample(pid, peaks):
+def _sample(pid, command, peaks):
     """Adds the exporter process pid's RSS to peaks[action] = [peak KiB, first seen, last seen]."""
+    args = command.decode("utf-8", "replace").split("\0")
     try:
-        with open(f"/proc/{pid}/cmdline", encoding="utf-8") as f:
-            args = f.read().split("\0")
         with open(f"/proc/{pid}/status", encoding="utf-8") as f:
             rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
     except (OSError, StopIteration):
@@ -62,8 +48,8 @@ def _sample(pid, peaks):
 
 def _watch(server, peaks, done):
     while not done.is_set():
-        for pid in _descendants(server):
-            _sample(pid, peaks)
+        for pid, command in worker_harness.descendants(server).items():
+            _sample(pid, command, peaks)
         done.wait(1)
 
 
