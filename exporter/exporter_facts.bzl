@@ -98,6 +98,7 @@ CONFIG_DEFAULTS = {
         "keep": [],
         "quantize": "",
         "group_size": 32,
+        "embedding_quantize": "",
     },
     "lower": {
         "backends": [

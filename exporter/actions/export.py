@@ -145,16 +145,24 @@ def _check_strict(config):
                         f"that exports it ({config.label})")
 
 
+def _quantize_eager(module, options, label):
+    """Quantizes the eager model's embeddings and linears in place, as set; the manifest's records
+    of each (empty when neither is set)."""
+    from exporter.actions import eager_quantize
+
+    extra = {}
+    if options.embedding_quantize:  # first, as ExecuTorch's export_llm: the tables are no linears
+        extra["embedding_quantization"] = eager_quantize.quantize_embeddings(module, options.embedding_quantize, label)
+    if options.quantize:
+        extra["eager_quantization"] = eager_quantize.apply(module, options.quantize, options.group_size, label)
+    return extra
+
+
 def run(config):
     """Runs the action for an ExportConfig."""
     _check_strict(config)
     module = load_model(config.model)
-    extra = {}
-    if config.options.quantize:
-        from exporter.actions import eager_quantize
-
-        extra["eager_quantization"] = eager_quantize.apply(module, config.options.quantize,
-                                                           config.options.group_size, config.label)
+    extra = _quantize_eager(module, config.options, config.label)
     spec = config.spec
     inputs = shape_spec.build_inputs(spec, module.forward, config.spec_label)
     ep = _export(module, inputs, config)

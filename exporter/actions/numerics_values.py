@@ -18,7 +18,7 @@ import json
 
 import torch
 
-from exporter.core import backend_site, output_tree, phases, shape_spec
+from exporter.core import backend_site, output_tree, phases, runtime_kernels, shape_spec
 from exporter.core.case_inputs import cases, full_sizes, make_inputs, runtime_inputs
 from exporter.formats import case_values, pt2, pte_inspect, value_file
 
@@ -50,6 +50,7 @@ def load_methods(config, names):
     external weights loads its .ptd beside it."""
     from executorch.runtime import Runtime
 
+    runtime_kernels.register()
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
     with _in_runtime(config, names):

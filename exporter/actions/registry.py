@@ -185,7 +185,8 @@ class ModelConfig(Config):
 @dataclasses.dataclass(frozen=True)
 class ExportOptions(Config):
     """torch_export's options: strict (TorchDynamo) tracing, the IR, its decompositions, and the
-    eager model's weight quantization before export ("" for none; actions/eager_quantize.py)."""
+    eager model's weight and embedding quantization before export ("" for none;
+    actions/eager_quantize.py)."""
 
     strict: bool = False
     ir: IR = "training"
@@ -193,14 +194,17 @@ class ExportOptions(Config):
     keep: tuple[str, ...] = ()
     quantize: str = ""
     group_size: int = 32
+    embedding_quantize: str = ""
 
     def to_json(self):
-        """The manifest's "export" record (quantize only when set, so that other manifests keep
-        their bytes)."""
+        """The manifest's "export" record (quantize and embedding_quantize only when set, so that
+        other manifests keep their bytes)."""
         record: dict[str, object] = {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose),
                                      "keep": list(self.keep)}
         if self.quantize:
             record.update(quantize=self.quantize, group_size=self.group_size)
+        if self.embedding_quantize:
+            record.update(embedding_quantize=self.embedding_quantize)
         return record
 
 

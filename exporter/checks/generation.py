@@ -20,7 +20,7 @@ import torch
 
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, native
-from exporter.core import backend_site
+from exporter.core import backend_site, runtime_kernels
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -40,6 +40,7 @@ def runner_pieces(config, prompt, count):
     first and the last)."""
     from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
+    runtime_kernels.register()
     runner = TextLLMRunner(config.pte, config.tokenizer["file"], config.ptd) if config.ptd else \
         TextLLMRunner(config.pte, config.tokenizer["file"])
     settings = GenerationConfig()

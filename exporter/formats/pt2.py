@@ -20,6 +20,7 @@ fails in one line (core.errors.BadFile).
 """
 
 import contextlib
+import importlib
 import io
 import logging
 import re
@@ -74,6 +75,16 @@ class UnregisteredOperators(BadFile, RuntimeError):
     not imported): torch.export.load's RuntimeError, said in one line that names them."""
 
 
+# Operators of a model quantized before export that only importing their library registers, so
+# only for such programs: torch_export's quantize calls torchao's and keeps its weights as
+# torchao's tensors (1.5 s); its embedding_quantize calls ExecuTorch's quantized tables, which
+# ExecuTorch defines (a process that has not imported executorch.exir lacks them).
+_OPERATOR_LIBRARIES = (
+    ("torchao.", "torchao.quantization"),
+    ("quantized_decomposed.embedding_", "executorch.exir.passes._quant_patterns_and_replacements"),
+)
+
+
 def load(path):
     """torch.export.load, refusing what could run code, plus the repair that lets the program be
     traced again. A corrupt or refused file raises BadFile, one line naming it (archives.py)."""
@@ -85,13 +96,10 @@ def load(path):
         raw = f.read()  # checked and loaded from these bytes, so the file cannot change in between
     archive = archives.open_zip(raw, path, ".pt2")
     unresolved = _unresolved(archive)
-    if any(name.startswith("torchao.") for name in unresolved):
-        # A model quantized before export (torch_export's quantize) calls torchao's operators and
-        # keeps its weights as torchao's tensors, which only importing torchao registers (1.5 s,
-        # so only for such programs).
-        import torchao.quantization  # noqa: F401
-
-        unresolved = _unresolved(archive)
+    for prefix, library in _OPERATOR_LIBRARIES:
+        if any(name.startswith(prefix) for name in unresolved):
+            importlib.import_module(library)
+            unresolved = _unresolved(archive)
     archives.check_pt2(archive, path)
     with archives.weights_only(), _kept_warnings("torch.export") as kept:
         try:

@@ -1,12 +1,14 @@
 """What an llm_program's build refuses, one line each naming the target and the fix: a tokenizer
 the runner cannot load, an id outside its vocabulary, a vocabulary larger than the model's, and
 a context longer than the model's cache. The checks run here on the real tokenizer and export.
-Also: the zoo's 4-bit programs are at least 4x smaller than their float ones, and their
-manifests say which layers were quantized."""
+Also: the zoo's 4-bit programs are at least 4x smaller than their float ones, their
+manifests say which layers were quantized, and quantized tables run as ExecuTorch's embedding kernel."""
 
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 from runfiles import Runfiles
@@ -111,6 +113,28 @@ def test_the_manifest_names_the_quantized_layers():
         record = json.load(f)["eager_quantization"]
     # Every linear layer: 4 per block in 2 blocks, and the head; none left float.
     assert record == {"scheme": "8da4w", "group_size": 32, "layers": 9, "float_layers": {}}
+
+
+def test_quantized_tables_run_as_executorchs_embedding_kernel_and_shrink_the_program():
+    with open(_path("tiny_lm_llm_4bit_emb_ep.pt2.json"), encoding="utf-8") as f:
+        record = json.load(f)["embedding_quantization"]
+    assert record == {"scheme": "4,32", "bits": 4, "group_size": 32, "tables": ["lm.embed", "lm.position"]}
+    with open(_path("tiny_lm_llm_4bit_emb.pte.json"), encoding="utf-8") as f:
+        operators = json.load(f)["methods"]["forward"]["operators"]
+    assert operators["quantized_decomposed::embedding_4bit.dtype_out"] == 2
+    assert not any("embedding" in op for op in operators if op.startswith("aten::"))
+    tables, floats = os.path.getsize(_path("tiny_lm_llm_4bit_emb.pte")), os.path.getsize(_path("tiny_lm_llm_4bit.pte"))
+    print(f"tiny_lm_llm_4bit: {floats} B with float tables, {tables} B with 4-bit tables")
+    assert tables < 0.9 * floats
+
+
+def test_a_fresh_process_loads_the_export_of_quantized_tables():
+    # The lowering's own process, sandboxed (--config=noworker): nothing has imported ExecuTorch's
+    # exir, which defines the tables' operators, before the .pt2 loads.
+    script = "import sys; from exporter.formats import pt2; pt2.load(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", script, _path("tiny_lm_llm_4bit_emb_ep.pt2")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def _generation_config(prompts, init_args):

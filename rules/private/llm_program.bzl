@@ -8,7 +8,7 @@ methods (exporter/actions/llm.py)."""
 load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//rules/private/lib:attr_checks.bzl", "macro_label")
-load("//rules/private/lib:lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
+load("//rules/private/lib:lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":backends.bzl", "backend_name", "takes_static_shapes_only")
@@ -79,7 +79,7 @@ def _runner_spec(name, backends, max_seq_len, common):
         **common
     )
 
-def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], **kwargs):
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
@@ -107,9 +107,14 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       quantize: as torch_export's: "8da4w" for int4 weights in groups (with int8 dynamic
         activations), "8da8w", or None for float weights.
       group_size: as torch_export's; default 32.
+      embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
+        of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
+        no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
+    if embedding_quantize and "kernels" not in kwargs:  # the app links the quantized tables' kernels
+        kwargs["kernels"] = DEFAULT_KERNELS + ["quantized"]
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
@@ -119,6 +124,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         strict = strict,
         quantize = quantize,
         group_size = group_size,
+        embedding_quantize = embedding_quantize,
         **common
     )
     llm_program_rule(

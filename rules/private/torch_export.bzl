@@ -67,6 +67,15 @@ def _shapes(ctx):
         return ctx.attr.model[ShapeSpecInfo]
     fail(message_prefix("torch_export", ctx.label) + "shapes is not set and {} has no shape spec of its own; set shapes to the shape_spec to trace with".format(ctx.attr.model.label))
 
+def _check_embedding_quantize(label, spec):
+    """Fails unless spec is "<bits>,<group>" as ExecuTorch's export_llm takes it.
+
+    Bits 2, 4 or 8; group a whole number (0: one scale per row).
+    """
+    parts = spec.split(",")
+    if len(parts) != 2 or parts[0] not in ["2", "4", "8"] or not parts[1].isdigit():
+        fail(message_prefix("torch_export", label) + "embedding_quantize = {} must be \"<bits>,<group>\" with bits 2, 4 or 8 and a group size (0 for one scale per row), e.g. \"4,32\"".format(repr(spec)))
+
 def _torch_export_impl(ctx):
     model = ctx.attr.model[TorchModelInfo]
     spec = _shapes(ctx)
@@ -86,6 +95,11 @@ def _torch_export_impl(ctx):
             fail(message_prefix("torch_export", ctx.label) + "group_size = {} must be at least 1, e.g. 32".format(ctx.attr.group_size))
         options.update(quantize = ctx.attr.quantize, group_size = ctx.attr.group_size)
         quantization = {"quantizer": "torchao (eager, before export)", "scheme": "{} (group {})".format(ctx.attr.quantize, ctx.attr.group_size)}
+    if ctx.attr.embedding_quantize:  # likewise only then
+        _check_embedding_quantize(ctx.label, ctx.attr.embedding_quantize)
+        options["embedding_quantize"] = ctx.attr.embedding_quantize
+        tables = "embeddings {}".format(ctx.attr.embedding_quantize)
+        quantization = {"quantizer": "torchao (eager, before export)", "scheme": quantization["scheme"] + ", " + tables if quantization else tables}
     log = run_exporter(
         ctx,
         command = "export",
@@ -132,6 +146,13 @@ torch_export = rule(
                   "and the manifest says so (docs/quantization.md).",
         ),
         "group_size": attr.int(default = EXPORT_DEFAULTS["group_size"], doc = "The weights per quantization group, with quantize."),
+        "embedding_quantize": attr.string(
+            doc = "Quantize the eager model's nn.Embedding tables before export with ExecuTorch's " +
+                  "own transform (its LLM recipe's embedding_quantize): \"<bits>,<group>\", e.g. " +
+                  "\"4,32\" (bits 2, 4 or 8; group 0 for one scale per row). They run as " +
+                  "quantized_decomposed::embedding_<bits>bit, in the runtime's quantized kernels " +
+                  "(docs/quantization.md).",
+        ),
     }),
     provides = [ExportedProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],

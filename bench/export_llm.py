@@ -1,0 +1,131 @@
+"""tiny_lm's 4-bit program from these rules against ExecuTorch's own LLM recipe, export_llm from
+the wheel, in one run and in the same runner (docs/llm.md, "ExecuTorch's LLM operators"):
+
+    ./bazelw run //bench:export_llm
+
+export_llm builds its own Llama (examples/models/llama) of tiny_lm's width, depth, heads and
+vocabulary with its defaults for speed: 8da4w, int4 tables, the custom SDPA over its KV cache,
+XNNPACK. Both programs then generate greedily from the same prompt in ExecuTorch's TextLLMRunner,
+interleaved in one process (the first round warms up): prefill tokens per second, the time to the
+first token, decode tokens per second (medians), then each program alone in a fresh process for
+its peak RSS. It prints the ratios (ours / export_llm's).
+"""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+PROMPT = "The runner reads the cache"
+ROUNDS, NEW_TOKENS = 7, 24
+# tiny_lm_runner's shape (models/llm/runner_lm.py: dim 128, 4 heads, 2 blocks, MLP 4x, 96 tokens).
+PARAMS = {"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 4, "vocab_size": 96, "hidden_dim": 512,
+          "norm_eps": 1e-05, "rope_theta": 10000.0, "use_scaled_rope": False}
+
+
+def _export_llm(folder):
+    """Runs export_llm into folder; its .pte and the seconds it took."""
+    params, config = os.path.join(folder, "params.json"), os.path.join(folder, "config.yaml")
+    recipe = {  # JSON is YAML, which export_llm's --config reads
+        "base": {"model_class": "llama3", "params": params, "metadata": json.dumps({"get_bos_id": 0, "get_eos_ids": [1]})},
+        "model": {"use_kv_cache": True, "use_sdpa_with_kv_cache": True, "enable_dynamic_shape": True},
+        "backend": {"xnnpack": {"enabled": True}},
+        "quantization": {"qmode": "8da4w", "group_size": 32, "embedding_quantize": "4,32"},
+        "export": {"max_seq_length": 32, "max_context_length": 32, "output_dir": folder,
+                   "output_name": os.path.join(folder, "export_llm.pte")},  # a bare name is the cwd's
+    }
+    for path, value in ((params, PARAMS), (config, recipe)):
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "executorch.extension.llm.export.export_llm", "--config", config],
+                   check=True, capture_output=True, cwd=folder)  # hydra writes its outputs/ into the cwd
+    return os.path.join(folder, "export_llm.pte"), time.perf_counter() - start
+
+
+def _import_runtime():
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (export_llm's llama:: kernels)
+    import executorch.kernels.quantized  # noqa: F401
+    from executorch.extension.llm.runner import TextLLMRunner
+
+    return TextLLMRunner
+
+
+def _runner(pte, tokenizer):
+    return _import_runtime()(pte, tokenizer)
+
+
+def _generate(runner):
+    """(prompt tokens per second, seconds to the first token, decode tokens per second)."""
+    from executorch.extension.llm.runner import GenerationConfig
+
+    settings = GenerationConfig()
+    settings.max_new_tokens, settings.temperature, settings.echo = NEW_TOKENS, 0.0, False
+    times, stats = [], []
+    start = time.perf_counter()
+    runner.generate(PROMPT, settings, token_callback=lambda _: times.append(time.perf_counter()),
+                    stats_callback=stats.append)
+    runner.reset()
+    first = times[0] - start
+    return stats[0].num_prompt_tokens / first, first, (len(times) - 1) / (times[-1] - times[0])
+
+
+def _measure(programs, tokenizer):
+    """{name: [(prefill, first token, decode) per round]}, the programs interleaved."""
+    runners = {name: _runner(pte, tokenizer) for name, pte in programs.items()}
+    rounds = {name: [] for name in programs}
+    for round_ in range(ROUNDS):
+        for name, runner in runners.items():
+            figures = _generate(runner)
+            if round_:
+                rounds[name].append(figures)
+    return rounds
+
+
+def _peak_rss(pte, tokenizer):
+    """(peak RSS, what loading and running pte added to it) in bytes, of a fresh process that
+    imports the runtime, then loads pte and generates once."""
+    code = ("import sys; from bench.export_llm import _generate, _import_runtime, _runner, _status; _import_runtime(); "
+            "before = _status('VmHWM'); _generate(_runner(sys.argv[1], sys.argv[2])); "
+            "print(_status('VmHWM'), _status('VmHWM') - before)")
+    done = subprocess.run([sys.executable, "-c", code, pte, tokenizer], check=True, capture_output=True, text=True)
+    return tuple(int(n) for n in done.stdout.split()[-2:])
+
+
+def _status(field):
+    """A /proc/self/status figure, in bytes."""
+    with open("/proc/self/status", encoding="utf-8") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
+
+
+def _print(programs, rounds, tokenizer):
+    rows = {}
+    for name, pte in programs.items():
+        prefill, first, decode = (statistics.median(column) for column in zip(*rounds[name]))
+        peak, added = _peak_rss(pte, tokenizer)
+        rows[name] = (prefill, first * 1000, decode, os.path.getsize(pte), added)
+        print(f"{name}: prefill {prefill:,.0f} tok/s, first token {first * 1000:.2f} ms, decode {decode:,.0f} "
+              f"tok/s, .pte {rows[name][3]:,} B, peak RSS {peak / 2**20:.0f} MiB, {added / 2**20:.1f} MiB of it "
+              f"the program's")
+    ours, theirs = rows.values()
+    labels = ("prefill", "first token", "decode", ".pte size", "the program's peak RSS")
+    print("ours / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
+
+
+def main():
+    ours = next(arg for arg in sys.argv[1:] if arg.endswith(".pte"))  # the program's files, then the tokenizer
+    tokenizer = sys.argv[-1]
+    with tempfile.TemporaryDirectory() as folder:
+        theirs, seconds = _export_llm(folder)
+        print(f"export_llm: {seconds:.0f} s")
+        programs = {"//models/llm:tiny_lm_llm_4bit_emb": ours, "export_llm": theirs}
+        _print(programs, _measure(programs, tokenizer), tokenizer)
+    print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
