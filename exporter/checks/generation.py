@@ -19,20 +19,21 @@ import time
 import torch
 
 from exporter.actions import tokenizer
-from exporter.checks import contract, etvals, native
+from exporter.checks import contract, etvals, greedy, native
 from exporter.core import backend_site
 
 
 def eager_tokens(model, prompt, count, eos_ids):
-    """Greedy ids after `prompt` (ids) from the eager model, as the runner stops."""
+    """Greedy ids after `prompt` (ids) from the eager model, called as the runner calls the
+    program: the prompt in one call, then one token per call at the next position."""
+
+    def next_logits(ids):
+        if not ids:
+            return model(torch.tensor([prompt]), torch.arange(len(prompt)))
+        return model(torch.tensor([ids[-1:]]), torch.tensor([len(prompt) + len(ids) - 1]))
+
     with torch.no_grad():
-        logits = model(torch.tensor([prompt]), torch.arange(len(prompt)))
-        out = [int(logits[0, -1].argmax())]
-        while len(out) < count and out[-1] not in eos_ids:
-            position = len(prompt) + len(out) - 1
-            logits = model(torch.tensor([[out[-1]]]), torch.tensor([position]))
-            out.append(int(logits[0, -1].argmax()))
-    return out
+        return greedy.tokens(next_logits, count, eos_ids)
 
 
 def runner_pieces(config, prompt, count):

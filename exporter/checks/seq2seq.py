@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from exporter.checks import contract
+from exporter.checks import contract, greedy
 from exporter.core.case_inputs import full_sizes, make_inputs
 
 
@@ -24,23 +24,20 @@ def _end_ids(model):
 
 def eager_tokens(model, inputs, count):
     """Greedy decoder ids after decoder_start_token_id from the whole eager model."""
-    ids, ends = [model.config.decoder_start_token_id], _end_ids(model)
+    start = model.config.decoder_start_token_id
     with torch.no_grad():
-        while len(ids) <= count and (len(ids) == 1 or ids[-1] not in ends):
-            logits = model(**inputs, decoder_input_ids=torch.tensor([ids]), use_cache=False).logits
-            ids.append(int(logits[0, -1].argmax()))
-    return ids[1:]
+        return greedy.tokens(lambda ids: model(**inputs, decoder_input_ids=torch.tensor([[start] + ids]),
+                                               use_cache=False).logits, count, _end_ids(model))
 
 
 def program_tokens(methods, inputs, start, ends, count):
     """(greedy ids from the program's encoder and decoder methods, seconds per token)."""
     encode, decode = methods
     states = encode(list(inputs.values()))[0]
-    ids, began = [start], time.perf_counter()
-    while len(ids) <= count and (len(ids) == 1 or ids[-1] not in ends):
-        logits = decode([torch.tensor([[ids[-1]]]), states, torch.tensor([len(ids) - 1])])[0]
-        ids.append(int(logits[0, -1].argmax()))
-    return ids[1:], (time.perf_counter() - began) / max(len(ids) - 1, 1)
+    began = time.perf_counter()
+    ids = greedy.tokens(lambda ids: decode([torch.tensor([[ids[-1] if ids else start]]), states,
+                                            torch.tensor([len(ids)])])[0], count, ends)
+    return ids, (time.perf_counter() - began) / max(len(ids), 1)
 
 
 def cases(config):
