@@ -154,6 +154,7 @@ CONFIG_DEFAULTS = {
     "tokenizer": {
         "bos_id": None,
         "eos_ids": [],
+        "tokenizer_config": None,
     },
     "foundation": {},
     "report": {
