@@ -96,9 +96,10 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
     (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
     get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the
-    tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The build fails when
-    the tokenizer's vocabulary is larger than the model's, or when the model cannot take a token
-    at position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
+    tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
+    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's
+    end ids do not hold the tokenizer's end token, or when the model cannot take a token at
+    position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
     in Google's Model Explorer on 127.0.0.1, as executorch_program's does.
 
     Args:
