@@ -2,9 +2,9 @@
 LLM runner (pytorch_tokenizers' C++ classes, the code the runner itself links) and writes its
 manifest: format, digest, vocabulary size and the begin and end ids (the target's, else those its
 tokenizer_config.json names, else the library's own reading of the file: core/special_tokens.py),
-checked against the vocabulary, with where each came from. An executorch_program made by llm_program reads the manifest for its constant
-methods (exporter/actions/llm.py), so a tokenizer the runner could not load, or a wrong id,
-fails the build instead of the app.
+checked against the vocabulary, with where each came from. An executorch_program made by
+llm_program reads the manifest for its constant methods (exporter/actions/llm.py), so a tokenizer
+the runner could not load, or a wrong id, fails the build instead of the app.
 """
 
 import os

@@ -7,7 +7,7 @@ EOS_PROMPTS = {
     "gemma3": "bytes",
     "gpt2": "model",
     "llama": "model",
-    "phi3": "build knows",
+    "phi3": "input",
     "qwen3": "until",
     "qwen3_folder": "exports",
     "smollm3": "shapes",
