@@ -115,7 +115,7 @@ def eager_reference(config, tokenizer_eos_ids):
 
     if config.model.kind == "hf_model":
         model = load_model(config.model).causal_lm()
-        ends = special_tokens.eos_list(model.generation_config.eos_token_id)
+        ends = special_tokens.as_list(model.generation_config.eos_token_id)
 
         def generate(ids, count):
             inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}

@@ -23,12 +23,6 @@ def ended(ids, end_ids, count):
     return bool(ids) and ids[-1] in end_ids and len(ids) < count
 
 
-def end_ids(generation_config):
-    """The end ids of a transformers GenerationConfig (its eos_token_id: an int, a list or None)."""
-    eos = generation_config.eos_token_id
-    return [] if eos is None else list(eos) if isinstance(eos, (list, tuple)) else [eos]
-
-
 def transformers_tokens(model, inputs, count):
     """Greedy ids from transformers' generate() of `model` (a transformers PreTrainedModel) after
     `inputs` (its keyword inputs: input_ids and attention_mask, or an encoder's), stopping at the

@@ -3,8 +3,8 @@ decoder methods) transcribes or translates greedily in ExecuTorch's runtime, and
 be the eager model's, for each of the test's inputs, the stop included.
 
 The program's side is what an app does: the encoder method once, then the decoder method one
-token at a time from the model's decoder_start_token_id, at cache positions 0, 1, ..., until an
-end id (the config's eos_token_id) or max_new_tokens. The eager side is transformers' generate()
+token at a time from the config's decoder_start_token_id, at cache positions 0, 1, ..., until an
+end id (its eos_token_id) or max_new_tokens. The eager side is transformers' generate()
 of the whole model (hf_model's <name>), greedy, from the same start to the same ends: the model
 as it was trained, not our modules. Each of eos_cases must end at an end id before the limit.
 """
@@ -16,7 +16,7 @@ import torch
 
 from exporter.checks import contract, greedy
 from exporter.core.case_inputs import full_sizes, make_inputs
-from exporter.core.special_tokens import eos_list
+from exporter.core.special_tokens import as_list
 
 
 def program_tokens(methods, inputs, start, ends, count):
@@ -51,7 +51,7 @@ def run(config):
     model = load_model(config.model)
     program = Runtime.get().load_program(config.pte, data_path=config.ptd)
     methods = (program.load_method("encoder").execute, program.load_method("decoder").execute)
-    start, ends = model.generation_config.decoder_start_token_id, eos_list(model.generation_config.eos_token_id)
+    start, ends = model.generation_config.decoder_start_token_id, as_list(model.generation_config.eos_token_id)
     lines = [f"{config.label}: {config.program}'s encoder and decoder in ExecuTorch's runtime vs transformers' "
              f"generate() of {config.model.label}, greedy from {start} to an end id {ends}, up to "
              f"{config.max_new_tokens} tokens"]

@@ -6,7 +6,7 @@ import os
 
 from torch import nn
 
-from exporter.core.special_tokens import eos_list
+from exporter.core.special_tokens import as_list
 
 
 class ForRunner(nn.Module):
@@ -37,7 +37,7 @@ def generation(model, checkpoint_dir):
         saved = os.path.exists(os.path.join(checkpoint_dir, "generation_config.json"))
         found = "generation_config.json" if saved else "config.json"
     config = model.generation_config
-    return {"bos_token_id": config.bos_token_id, "eos_token_id": eos_list(config.eos_token_id), "from": found}
+    return {"bos_token_id": config.bos_token_id, "eos_token_id": as_list(config.eos_token_id), "from": found}
 
 
 def decoder_only(model, max_cache_len, checkpoint_dir=None):

@@ -74,15 +74,14 @@ def tokenizer_ids(given, named_ids, own, src):
     return picked["bos_id"], list(picked["eos_ids"]), sources
 
 
-def eos_list(value):
+def as_list(value):
     """A config's bos_token_id or eos_token_id (an int, a list or None) as a list."""
     return [] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _tokenizer_side(tokenizer, attribute):
     """(the tokenizer manifest's id or ids, where they came from, for the program's manifest)."""
-    source = tokenizer.get("sources", {}).get(attribute, tokenizer["file"]["name"])
-    return tokenizer[attribute], f"{source} of tokenizer {tokenizer['label']}"
+    return tokenizer[attribute], f"{tokenizer['sources'][attribute]} of tokenizer {tokenizer['label']}"
 
 
 def _check_model_ids(program, tokenizer, model, attribute, ids):
@@ -96,9 +95,8 @@ def _check_model_ids(program, tokenizer, model, attribute, ids):
     if outside:
         raise UserError(f"llm_program {program}: {said}, but {outside[0]} is outside the vocabulary of tokenizer "
                         f"{tokenizer['label']} ({file}: ids 0 to {vocab - 1}); {fix}")
-    source = tokenizer.get("sources", {}).get(attribute, file)
     if attribute == "eos_ids" and not set(tokenizer["eos_ids"]) & set(ids):
-        where = (f"its {TOKENIZER_CONFIG}'s eos_token" if source == TOKENIZER_CONFIG else
+        where = (f"its {TOKENIZER_CONFIG}'s eos_token" if tokenizer["sources"]["eos_ids"] == TOKENIZER_CONFIG else
                  f"as ExecuTorch's tokenizer library reads {file} alone: give the tokenizer its {TOKENIZER_CONFIG}, "
                  f"which names its eos_token")
         raise UserError(f"llm_program {program}: {said}, but tokenizer {tokenizer['label']}'s end token in {file} is "
@@ -113,8 +111,8 @@ def program_ids(program, tokenizer, model):
     picked = {}
     for attribute, key in (("bos_id", "bos_token_id"), ("eos_ids", "eos_token_id")):
         picked[attribute] = _tokenizer_side(tokenizer, attribute)
-        given = eos_list(model[key]) if model else []
-        if given and tokenizer.get("sources", {}).get(attribute) != attribute:
+        given = as_list(model[key]) if model else []
+        if given and tokenizer["sources"][attribute] != attribute:
             _check_model_ids(program, tokenizer, model, attribute, given)
             picked[attribute] = (given if attribute == "eos_ids" else given[0],
                                  f"{model['from']} of hf_model {model['label']}")

@@ -53,9 +53,9 @@ def first_ending(model, runner_tokenizer, prompts):
     import torch
 
     from exporter.checks import greedy
-    from exporter.core.special_tokens import eos_list
+    from exporter.core.special_tokens import as_list
 
-    ends = eos_list(model.generation_config.eos_token_id)
+    ends = as_list(model.generation_config.eos_token_id)
     for prompt in prompts:
         ids = runner_tokenizer.encode(prompt, 0, 0)
         count = min(MAX_NEW_TOKENS, MAX_CONTEXT - len(ids))
