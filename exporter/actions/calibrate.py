@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from exporter.core import atomic, manifest, shape_spec
+from exporter.core import atomic, manifest, phases, shape_spec
 from exporter.core.errors import UserError
 from exporter.core.export_errors import user_frame
 from exporter.core.determinism import seed_everything
@@ -194,9 +194,10 @@ def _shapes(batch):
 def run(config):
     """Runs the action for a CalibrationConfig."""
     if config.entry:
-        entry = resolve_entry(config, config.import_roots)
-        first = _call_entry(entry, config)
-        _check_repeatable(first, _call_entry(entry, config), config)
+        with phases.running(phases.MODEL, code=f"calibration_data {config.label}"):
+            entry = resolve_entry(config, config.import_roots)
+            first, again = _call_entry(entry, config), _call_entry(entry, config)
+        _check_repeatable(first, again, config)
         batches = first
     else:
         batches = [b for path in config.files for b in _load_file(path, config)]

@@ -2,7 +2,7 @@
 
 import torch
 
-from exporter.core import export_errors, manifest, output_tree, ranges, shape_spec
+from exporter.core import export_errors, manifest, output_tree, phases, ranges, shape_spec
 from exporter.formats import pt2
 from exporter.core.errors import Context, UserError, fix
 from exporter.core.model_loader import load_model
@@ -55,7 +55,8 @@ def apply_ir(ep, options, label):
                 f"decomposition; remove it from decompose"
             )
         table.update(found)
-    return ep.run_decompositions(table)
+    with phases.running(phases.EXPORT, code=f"the decompositions of {label}"):
+        return ep.run_decompositions(table)
 
 
 def signature_record(ep):
@@ -72,7 +73,7 @@ def _export(module, inputs, config):
     try:
         # No autograd state: an export is for inference, and a model that writes its buffers
         # in place (a KV cache) must not record those writes for a backward pass.
-        with torch.no_grad():
+        with torch.no_grad(), phases.running(phases.EXPORT, code=f"{config.model.kind} {config.model.label}"):
             return torch.export.export(
                 module,
                 inputs.args,

@@ -7,7 +7,7 @@ import os
 
 import torch
 
-from exporter.core import atomic, buffers, kernels, lowering_errors, manifest
+from exporter.core import atomic, buffers, kernels, lowering_errors, manifest, phases
 from exporter.formats import program_summary
 from exporter.actions import arm_fallback, delegates, llm, selected_ops, sharing, vela
 from exporter.core import backend_site, shape_spec
@@ -122,7 +122,8 @@ def lower(programs, backends, constant_methods=None, external_weights=False, ini
     if foundation is not None:
         sharing.tag_own(programs if isinstance(programs, dict) else {"forward": programs})
     used = sorted({b for listed in backends.values() for b in listed}) if isinstance(backends, dict) else backends
-    with lowering_context(), delegates.backend_patches(used, backend_options):
+    with lowering_context(), delegates.backend_patches(used, backend_options), \
+            phases.running(phases.LOWERING, backends=", ".join(used) or "portable"):
         partitioner = ({name: delegates.partitioners(b, backend_options) for name, b in backends.items()}
                        if isinstance(backends, dict) else delegates.partitioners(backends, backend_options))
         edge = to_edge_transform_and_lower(programs, partitioner=partitioner,

@@ -18,7 +18,7 @@ import json
 
 import torch
 
-from exporter.core import backend_site, output_tree, shape_spec
+from exporter.core import backend_site, output_tree, phases, shape_spec
 from exporter.core.case_inputs import cases, full_sizes, make_inputs, runtime_inputs
 from exporter.formats import case_values, pt2, pte_inspect, value_file
 
@@ -52,9 +52,24 @@ def load_methods(config, names):
 
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
-    program = Runtime.get().load_program(config.pte, data_path=config.ptd)
-    methods = {name: program.load_method(name) for name in names}
-    return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
+    with _in_runtime(config, names):
+        program = Runtime.get().load_program(config.pte, data_path=config.ptd)
+        methods = {name: program.load_method(name) for name in names}
+    return {name: (_executing(config, name, method.execute), method.metadata.num_inputs())
+            for name, method in methods.items()}
+
+
+def _in_runtime(config, names):
+    """The runtime's phase (core/phases.py): a crash there is ExecuTorch's, not the model's."""
+    return phases.running(phases.RUNTIME, program=config.pte, data=config.ptd or "", methods=list(names))
+
+
+def _executing(config, name, execute):
+    def run(inputs):
+        with _in_runtime(config, [name]):
+            return execute(inputs)
+
+    return run
 
 
 def reference_module(config, ep):
@@ -161,7 +176,7 @@ def prepare_steps(config):
 
 def _call(prepared, name, method, args, kwargs, feed):
     """One call's Call: the reference's outputs, then the Python runtime's (when it runs)."""
-    with torch.no_grad():
+    with torch.no_grad(), phases.running(phases.MODEL, code=prepared.reference_name):
         expected = to_values(tensor_leaves(prepared.reference(*args, **kwargs)))
     outputs, error = None, None
     if prepared.methods is not None:

@@ -13,7 +13,7 @@ import contextlib
 import torch
 
 from exporter.actions import calibrate, export
-from exporter.core import backend_site, buffers, float64_math, manifest, ranges, shape_spec
+from exporter.core import backend_site, buffers, float64_math, manifest, phases, ranges, shape_spec
 from exporter.core.errors import UserError
 from exporter.formats import pt2
 
@@ -180,7 +180,7 @@ def quantize(ep, config, batches):
 def _reexport(module, config):
     inputs = shape_spec.build_inputs(config.spec, module.forward, config.spec_label)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), phases.running(phases.EXPORT, code=f"the quantized model of {config.label}"):
             ep = torch.export.export(module, inputs.args, inputs.kwargs,
                                      dynamic_shapes=inputs.dynamic_shapes, strict=False)
     except Exception as e:

@@ -6,7 +6,7 @@ import sys
 
 import torch
 
-from exporter.core import undeclared
+from exporter.core import phases, undeclared
 from exporter.core.errors import UserError
 from exporter.core.export_errors import user_frame
 from exporter.core.determinism import seed_everything
@@ -112,6 +112,11 @@ def resolve_entry(owner, import_roots):
 
 def load_model(model):
     """Returns the model in eval mode. `model` is a registry.ModelConfig."""
+    with phases.running(phases.MODEL, code=f"{model.kind} {model.label}"):
+        return _build(model)
+
+
+def _build(model):
     # Seeded before the entry's module is imported too: a model built at import time (a module
     # instance) must not draw what a warm worker's warm-up left in torch's generator.
     seed_everything()

@@ -8,7 +8,7 @@ import shutil
 import sys
 import tempfile
 
-from exporter.driver import namespaces
+from exporter.driver import namespaces, race_pause
 
 # The temp folder of the user, before private_cache_dir() points TMPDIR at a folder that goes away.
 _USER_TMP = tempfile.gettempdir()
@@ -136,11 +136,18 @@ def exit_on_sigterm():
 
 
 def _hold_owner_lock(root):
-    """Locks root/.owner for as long as this process (or a child forked from it) lives."""
+    """Locks root/.owner for as long as this process (or a child forked from it) lives.
+
+    The file is locked under another name, then renamed: a sweep (another worker's, as the
+    warm-up starts two at once) that found .owner created but not yet locked took the folder
+    for dead and removed it under its owner."""
     import fcntl
 
-    fd = os.open(os.path.join(root, _OWNER), os.O_CREAT | os.O_RDWR, 0o600)
+    unlocked = os.path.join(root, _OWNER + ".new")
+    fd = os.open(unlocked, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    race_pause.pause("owner_lock")
     fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(unlocked, os.path.join(root, _OWNER))
     _owner_locks[root] = fd
 
 

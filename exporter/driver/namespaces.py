@@ -163,7 +163,8 @@ def _end_like(status):
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the grandchild's core, if any, was dumped
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # whose action cannot be set (OSError): the
+            signal.signal(sig, signal.SIG_DFL)  # OOM killer's SIGKILL read "exited with status 1"
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)

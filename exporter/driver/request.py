@@ -128,16 +128,11 @@ class Peek:
         except Exception:  # the child reports what is wrong, in its one line
             pass
 
-    @property
-    def output_dirs(self):
-        """The folders of the outputs: all a request may write besides its temp folder."""
-        return sorted({os.path.dirname(p) for p in self.outputs})
 
-
-def _absolute_outputs(data, output_root):
+def _absolute_outputs(data, output_root, place):
     """Output paths that stay put when model code changes the current folder (os.chdir) or the
-    request runs in a private folder of its inputs (input_tree.py)."""
-    outputs = {role: os.path.join(output_root, path) for role, path in data.get("outputs", {}).items()}
+    request runs in a private folder of its inputs (input_tree.py), each where place puts it."""
+    outputs = {role: place(os.path.join(output_root, path)) for role, path in data.get("outputs", {}).items()}
     return dict(data, outputs=outputs)
 
 
@@ -215,6 +210,17 @@ def _write_log(label, outputs, text, log_dir):
     return path
 
 
+def _warm_up(outputs, config):
+    """A warm-up request's work: its marker (the worker warmed up before it read the request)."""
+    if "marker" not in outputs:
+        return 2, f"exporter: the config {config} of a warm_up request names no `marker` output\n"
+    try:
+        atomic.write_bytes(outputs["marker"], WARM_UP_MARKER)
+    except OSError as e:
+        return 1, f"exporter: cannot write the warm_up marker: {e.strerror}\n"
+    return 0, ""
+
+
 def _perform(command, data):
     """Runs the action `command` on its config's data."""
     from exporter.core import determinism
@@ -225,12 +231,14 @@ def _perform(command, data):
         importlib.import_module(action.module).run(config)
 
 
-def run(arguments, output_root=None, gaps=(), log_dir=None):
+def run(arguments, output_root=None, gaps=(), log_dir=None, place=None):
     """Runs one request; returns (exit code, text for stderr). Never raises.
 
     output_root is the folder the config's output paths are relative to (the current folder if
     None); gaps, the parts of the sandbox the caller could not give this process
-    (isolation.contain); log_dir, where the log goes if the config declares none.
+    (isolation.contain); log_dir, where the log goes if the config declares none; place(output's
+    absolute path) is where to write it instead (the worker child's private folders, staging.py),
+    by default the output's path itself.
     """
     from exporter.core.errors import UserError
     from exporter.driver import capture
@@ -242,13 +250,12 @@ def run(arguments, output_root=None, gaps=(), log_dir=None):
     root = output_root or os.getcwd()
     try:
         given = json.loads(read_file(options.config))
-        data = _absolute_outputs(given, root)
+        data = _absolute_outputs(given, root, place or (lambda path: path))
     except (OSError, ValueError, TypeError, AttributeError, RecursionError) as e:
         return 2, f"exporter: cannot read the config {options.config}: {e}\n"
     label, outputs = data.get("label", "?"), data["outputs"]
     if options.command == WARM_UP:
-        atomic.write_bytes(outputs["marker"], WARM_UP_MARKER)
-        return 0, ""
+        return _warm_up(outputs, options.config)
     failure: BaseException
     with capture.captured_output() as read_log:
         _note_gaps(gaps)

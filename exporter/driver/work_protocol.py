@@ -3,8 +3,10 @@
 - protobuf, Bazel's default: each message is a varint length, then the message
   (src/main/protobuf/worker_protocol.proto). Only the fields the exporter uses are read:
     WorkRequest   1 arguments (repeated string), 2 inputs (repeated Input: 1 path, 2 digest),
-                  3 request_id (int32), 4 cancel; the others (verbosity, sandbox_dir) are skipped
-    WorkResponse  1 exit_code (int32), 2 output (string), 3 request_id (int32)
+                  3 request_id (int32), 4 cancel (bool); the others (verbosity, sandbox_dir) are
+                  skipped
+    WorkResponse  1 exit_code (int32), 2 output (string), 3 request_id (int32), 4 was_cancelled
+                  (bool)
 - JSON, with `requires-worker-protocol=json` (Bazel 4.2.3 also wants
   --experimental_worker_allow_json_protocol): one JSON object per message, in the proto3 JSON
   mapping (camelCase: requestId, exitCode). Bazel 4.2.3 writes requests without a trailing
@@ -152,6 +154,8 @@ def encode_request(request):
     body += b"".join(_length_delimited(2, _length_delimited(1, i["path"].encode())) for i in request.get("inputs", []))
     if request.get("requestId"):
         body += b"\x18" + _encode_varint(request["requestId"])
+    if request.get("cancel"):
+        body += b"\x20\x01"
     return _encode_varint(len(body)) + body
 
 
@@ -167,32 +171,9 @@ def encode_response(response, protocol):
         body += b"\x12" + _encode_varint(len(output)) + output
     if response.get("requestId"):
         body += b"\x18" + _encode_varint(response["requestId"])
+    if response.get("wasCancelled"):
+        body += b"\x20\x01"
     return _encode_varint(len(body)) + body
-
-
-def decode_responses(data, protocol):
-    """(the WorkResponse dicts in data, the bytes after the last complete one); for tests."""
-    if protocol == JSON:
-        lines = data.split(b"\n")
-        return [json.loads(line) for line in lines[:-1] if line.strip()], lines[-1]
-    found, pos = [], 0
-    while True:
-        header = _varint(data, pos)
-        if header is None or header[1] + header[0] > len(data):
-            return found, data[pos:]
-        size, start = header
-        response, body = {"exitCode": 0, "output": "", "requestId": 0}, data[start:start + size]
-        at = 0
-        while at < len(body):
-            key, at = _varint(body, at)
-            if key & 7 == 0:
-                value, at = _varint(body, at)
-                response[{1: "exitCode", 3: "requestId", 4: "wasCancelled"}.get(key >> 3, "?")] = _signed32(value)
-            else:
-                length, at = _varint(body, at)
-                response["output"], at = body[at:at + length].decode("utf-8"), at + length
-        found.append(response)
-        pos = start + size
 
 
 def _object_end(text):

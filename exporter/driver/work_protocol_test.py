@@ -14,6 +14,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from runfiles import Runfiles
 
 from exporter.driver import work_protocol
+from exporter.tests.worker_harness import decode_responses
 
 
 def _messages():
@@ -81,15 +82,23 @@ def test_requests_decode_as_protobuf_encodes_them():
     {"exitCode": 0, "output": "", "requestId": 3},
     {"exitCode": 1, "output": "ERROR: //zoo:m: ünïcode\n(full output: x.log)\n", "requestId": 12345},
     {"exitCode": -1, "output": "x" * 300, "requestId": 0},
+    {"exitCode": 0, "output": "", "requestId": 4, "wasCancelled": True},  # the answer to a cancel request
 ])
 def test_responses_parse_with_protobuf(response):
     data = work_protocol.encode_response(response, work_protocol.PROTO)
     size, start = work_protocol._varint(data, 0)
     assert start + size == len(data)
     parsed = MESSAGES["WorkResponse"].FromString(data[start:])
-    assert (parsed.exit_code, parsed.output, parsed.request_id) == (
-        response["exitCode"], response["output"], response["requestId"])
-    assert work_protocol.decode_responses(data, work_protocol.PROTO) == ([response], b"")
+    assert (parsed.exit_code, parsed.output, parsed.request_id, parsed.was_cancelled) == (
+        response["exitCode"], response["output"], response["requestId"], response.get("wasCancelled", False))
+    assert decode_responses(data, work_protocol.PROTO) == ([response], b"")
+
+
+def test_a_response_that_ends_inside_a_field_is_malformed():
+    """The tests' reader of responses (exporter/tests/worker_harness.py). Before, in
+    work_protocol.py: a TypeError from unpacking None."""
+    with pytest.raises(work_protocol.Malformed, match="ends inside a varint"):
+        decode_responses(b"\x02\x08\x80", work_protocol.PROTO)  # exit_code's varint is cut
 
 
 def test_encoded_requests_are_protobuf_s():
@@ -97,6 +106,10 @@ def test_encoded_requests_are_protobuf_s():
     expected = MESSAGES["WorkRequest"](arguments=["@x.params"], request_id=300)
     expected.inputs.add(path="a/b.py")
     assert work_protocol.encode_request(request) == _delimited(expected)
+    cancel = MESSAGES["WorkRequest"](request_id=7, cancel=True)
+    assert work_protocol.encode_request({"requestId": 7, "cancel": True}) == _delimited(cancel)
+    assert work_protocol.Reader().feed(_delimited(cancel)) == [
+        {"arguments": [], "inputs": [], "requestId": 7, "cancel": True}]
 
 
 def test_requests_split_anywhere_wait_for_their_last_byte():
@@ -308,3 +321,15 @@ def test_a_request_without_inputs_is_refused(light_worker, tmp_path):
                                          "lists no inputs"), response["output"]
     assert len(response["output"].splitlines()) == 1
     assert not (tmp_path / "warm.out").exists()
+
+
+def test_a_warm_up_without_its_marker_is_answered_in_one_line(light_worker, tmp_path):
+    """request.run says it never raises. Before: a warm-up config without outputs["marker"]
+    raised KeyError in the child, and the answer was "the request did not finish"."""
+    (tmp_path / "bare.json").write_text(json.dumps({"label": "//zoo:bare", "outputs": {}}))
+    (tmp_path / "bare.params").write_text("warm_up\nbare.json\n")
+    light_worker.send(_request(5, "@bare.params", inputs=("bare.json",)) + _request(6, "@warm.params"))
+    by_id = {r["requestId"]: r for r in (light_worker.receive(), light_worker.receive())}
+    assert by_id[5] == {"exitCode": 2, "requestId": 5,
+                        "output": "exporter: the config bare.json of a warm_up request names no `marker` output\n"}
+    assert by_id[6] == {"exitCode": 0, "output": "", "requestId": 6}

@@ -193,6 +193,9 @@ class _Loop:
         from exporter.driver import request
 
         for work_request in requests:
+            if work_request.get("cancel"):
+                self.cancel(work_request.get("requestId", 0))
+                continue
             peek = request.Peek(work_request.get("arguments", []), self.execroot)
             refusal = _refusal(work_request, peek)
             if refusal:
@@ -200,6 +203,20 @@ class _Loop:
                 continue
             _stop_superseded(self.running.values(), peek)
             self.queued.append((work_request, peek))
+
+    def cancel(self, request_id):
+        """Bazel's cancellation (a worker with supports-worker-cancellation, and
+        --experimental_worker_cancellation): stops the request request_id if it has not ended, and
+        answers it with was_cancelled, once. A request already answered is left alone, as the
+        protocol allows."""
+        queued = [entry for entry in self.queued if entry[0].get("requestId", 0) == request_id]
+        running = [c for c in self.running.values() if c.request.get("requestId", 0) == request_id and c.stopped is None]
+        for entry in queued:
+            self.queued.remove(entry)
+        for child in running:
+            child.stop(None)  # its own response is then None: this is its answer
+        if queued or running:
+            self.answer({"exitCode": 0, "output": "", "requestId": request_id, "wasCancelled": True})
 
     def dispatch(self):
         """Starts a child for each queued request, until the warm state is stale.

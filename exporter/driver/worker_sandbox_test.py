@@ -1,19 +1,25 @@
 """The worker keeps the promises of Bazel's linux-sandbox (docs/failure-modes.md): a model built at
 import time gets the bytes of a one-shot run, model code writes nowhere but its outputs, what a
-request starts dies with it, a request sees no other request's pipe, and a restart does not wait
-for a request that a newer one superseded. Each test failed before these promises were kept."""
+request starts dies with it, a request sees no other request's pipe, a stop stops the request
+even before it made its process group, and a restart does not wait for a request that a newer one
+superseded. Each test failed before these promises were kept."""
 
 import hashlib
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import textwrap
 import time
 
 import pytest
 
-from exporter.tests.worker_harness import MAIN, SPEC, Worker, children_of, one_shot, params_for
+from exporter.driver import race_pause
+from exporter.tests.worker_harness import (MAIN, SPEC, Worker, action_params, children_of, is_running, one_shot,
+                                           params_for, wait_until)
 
 MODELS = textwrap.dedent(
     """
@@ -47,9 +53,17 @@ MODELS = textwrap.dedent(
         root.joinpath("bazel-out", "other", "other.pt2").write_text("x")
         return Tiny()
 
+    def writes_beside_its_outputs():
+        # Into its own outputs' folder, where the package's other targets write theirs.
+        import pathlib
+        root = pathlib.Path(__file__).resolve().parents[1]
+        root.joinpath("bazel-out", "writes", "neighbour.pt2").write_text("x")
+        return Tiny()
+
     def waits_for_its_sibling():
         import pathlib, time
-        marker = pathlib.Path(__file__).resolve().parents[1] / "sibling.marker"
+        from zoo.markers import FOLDER
+        marker = pathlib.Path(FOLDER) / "sibling.marker"
         while not marker.exists():  # written by reads_every_descriptor, which starts after this
             time.sleep(0.05)
         return Tiny()
@@ -57,7 +71,8 @@ MODELS = textwrap.dedent(
     def reads_every_descriptor():
         # Reads every pipe it holds: a sibling's answer, which then never reached the worker.
         import fcntl, pathlib, stat
-        pathlib.Path(__file__).resolve().parents[1].joinpath("sibling.marker").write_text("")
+        from zoo.markers import FOLDER
+        pathlib.Path(FOLDER).joinpath("sibling.marker").write_text("")
         readable = []
         for name in os.listdir("/proc/self/fd"):
             try:
@@ -95,7 +110,7 @@ model.register_buffer("state", torch.tensor([
 SPEC8 = dict(SPEC, inputs=[{"name": "input", "value": {"tensor": {"shape": ["batch", 8], "dtype": "float32"}}}])
 
 # A model that hangs as its module loads, once it has said so.
-HANGS = "import pathlib, time\npathlib.Path(__file__).resolve().parents[1].joinpath({marker!r}).write_text('')\ntime.sleep(600)\n"
+HANGS = "import pathlib, time\nfrom zoo.markers import FOLDER\npathlib.Path(FOLDER, {marker!r}).write_text('')\ntime.sleep(600)\n"
 
 
 @pytest.fixture(scope="module")
@@ -115,9 +130,29 @@ def workdir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def worker(workdir):
+def markers(workdir):
+    """A folder the test and its models share (zoo.markers.FOLDER): model code may write nowhere
+    but its own private folders and temp files, but /dev/shm stays writable, as in linux-sandbox."""
+    folder = tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm")
+    (workdir / "zoo" / "markers.py").write_text(f"FOLDER = {folder!r}\n")
+    yield pathlib.Path(folder)
+    shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def pauses(tmp_path_factory):
+    """The folder of the module worker's pause right after a fork (race_pause); disarmed (its
+    .reached file exists) but while test_a_stop_that_comes_before_the_child_made_its_group_stops_it
+    holds a child."""
+    folder = tmp_path_factory.mktemp("pauses")
+    (folder / "fork.reached").write_text("")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def worker(workdir, pauses):
     """A warm worker (its warm-up exports and lowers, drawing from torch's generator)."""
-    w = Worker()
+    w = Worker(env={race_pause.VARIABLE: f"fork:{pauses}"})
     yield w
     if w.proc.poll() is None:
         w.close()
@@ -142,6 +177,8 @@ def test_a_model_built_at_import_gets_the_same_bytes_from_a_warm_worker_and_one_
 @pytest.mark.parametrize("entry, written", [
     ("zoo.models:writes_beside_its_source", "zoo/written_by_model.txt"),
     ("zoo.models:writes_into_other_outputs", "bazel-out/other/other.pt2"),
+    # Before: allowed, as its outputs' folder was writable whole (now it writes into a private one).
+    ("zoo.models:writes_beside_its_outputs", "bazel-out/writes/neighbour.pt2"),
 ])
 @pytest.mark.parametrize("run", ["worker", "one-shot"])
 def test_model_code_cannot_write_outside_its_outputs(worker, workdir, entry, written, run):
@@ -203,10 +240,10 @@ def test_processes_that_leave_the_request_s_group_die_with_a_superseded_request(
     _wait_until_gone(ESCAPED)
 
 
-def test_a_request_cannot_read_a_sibling_s_answer(worker, workdir):
+def test_a_request_cannot_read_a_sibling_s_answer(worker, workdir, markers):
     """Before: each child inherited the read ends of the other running children's pipes; one
     that read them took a sibling's answer, and the sibling's success was reported as a crash."""
-    (workdir / "sibling.marker").unlink(missing_ok=True)
+    (markers / "sibling.marker").unlink(missing_ok=True)
     first = worker.send(params_for("sibling_a", "zoo.models:waits_for_its_sibling"))
     second = worker.send(params_for("sibling_b", "zoo.models:reads_every_descriptor"))
     by_id = {r["requestId"]: r for r in (worker.receive(), worker.receive())}
@@ -215,7 +252,7 @@ def test_a_request_cannot_read_a_sibling_s_answer(worker, workdir):
 
 
 @pytest.mark.parametrize("change", ["lock", "exporter"])
-def test_a_restart_does_not_wait_for_a_superseded_request(workdir, change):
+def test_a_restart_does_not_wait_for_a_superseded_request(workdir, markers, change):
     """After Ctrl-C, the rebuild's request supersedes one still running, and also needs a restart
     (a new lock, an edited exporter). Before: the worker waited for the superseded child to end,
     which a hanging one does at its deadline (3600 s by default)."""
@@ -225,7 +262,7 @@ def test_a_restart_does_not_wait_for_a_superseded_request(workdir, change):
     original = identity.read_text()
     w = Worker(main=str(copy / "exporter" / "main.py"), warm="bundle")  # no warm-up: it plays no part
     try:
-        started = workdir / f"hang_{change}.started"
+        started = markers / f"hang_{change}.started"
         (workdir / "zoo" / f"hang_{change}.py").write_text(HANGS.format(marker=started.name))
         hanging = w.send(params_for(f"restart_{change}", f"zoo.hang_{change}:Tiny", deadline=3600))
         end = time.monotonic() + 120
@@ -244,3 +281,35 @@ def test_a_restart_does_not_wait_for_a_superseded_request(workdir, change):
     finally:
         identity.write_text(original)
         w.close()
+
+
+@pytest.mark.parametrize("run", ["worker", "one-shot"])
+def test_a_stop_that_comes_before_the_child_made_its_group_stops_it(worker, pauses, tmp_path, run):
+    """A child is held right after its fork (race_pause), before its own setpgid(0, 0); then a
+    newer request supersedes it (worker) or its deadline passes (one-shot). Before: the stop's
+    killpg found no such group, its ProcessLookupError was swallowed, and the child went on to
+    write its outputs (one-shot: the parent waited for it forever). Now the parent makes the
+    group too, right after the fork, and falls back to the pid."""
+    folder = pauses if run == "worker" else tmp_path
+    reached = folder / "fork.reached"
+    warm_up = action_params("stop_race", "warm_up", {"outputs": {"marker": "stop_race.warm"}})  # needs no torch
+    try:
+        if run == "worker":
+            reached.unlink()  # arms the module worker's pause
+            worker.send(warm_up)
+            wait_until(reached.exists, 120, "the child never reached the pause")
+            held = int(reached.read_text())
+            newer = worker.send(warm_up)  # the same outputs
+            wait_until(lambda: not is_running(held), 30, "the superseded child outlived its stop")
+            response = worker.receive(timeout=120)
+            assert response["requestId"] == newer and response["exitCode"] == 0, response
+        else:
+            proc = subprocess.Popen([sys.executable, MAIN, params_for("stop_race", "zoo.models:Tiny", deadline=2)],
+                                    stderr=subprocess.PIPE, text=True, env={**os.environ, race_pause.VARIABLE: f"fork:{folder}"})
+            wait_until(reached.exists, 120, "the child never reached the pause")
+            held = int(reached.read_text())
+            _, stderr = proc.communicate(timeout=60)  # before: it waited for the held child
+            assert proc.returncode == 1 and "deadline of 2 s" in stderr, stderr
+            assert not is_running(held)
+    finally:
+        (folder / "fork.go").write_text("")  # releases a child that outlived its stop

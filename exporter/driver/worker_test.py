@@ -3,19 +3,24 @@ over JSON, the other one)."""
 
 import json
 import os
+import pathlib
 import shutil
 import signal
+import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
 import pytest
+from runfiles import Runfiles
 
-from exporter.driver import work_protocol
+from exporter.driver import race_pause, work_protocol
 from exporter.driver.worker import WARM_UP_LOG_PREFIX
-from exporter.tests.worker_harness import (MAIN, Worker, adopt_orphans, children_of, descendants, is_running,
-                                           one_shot, params_for, wait_until)
+from exporter.formats import pte_inspect
+from exporter.tests.worker_harness import (MAIN, SPEC, Worker, action_params, adopt_orphans, children_of,
+                                           descendants, is_running, one_shot, params_for, wait_until)
 
 MODELS = textwrap.dedent(
     """
@@ -51,6 +56,11 @@ MODELS = textwrap.dedent(
 
     def segfault():
         os.kill(os.getpid(), signal.SIGSEGV)
+
+    class CrashesWhenTraced(torch.nn.Module):
+        def forward(self, x):
+            os.kill(os.getpid(), signal.SIGSEGV)
+            return x
 
     def exits():
         sys.exit(3)
@@ -128,11 +138,22 @@ WARM_UP: dict = {}
 
 
 @pytest.fixture(scope="module")
-def worker(workdir):
+def pauses():
+    """The folder of the module worker's pause as a lowering starts (race_pause), in /dev/shm,
+    which a request's child may write. Disarmed (its .reached file exists) but while
+    test_a_crash_names_its_phase_and_the_command_that_runs_it_again's lowering row holds a request."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
+    (folder / "phase-lowering.reached").write_text("")
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.fixture(scope="module")
+def worker(workdir, pauses):
     """One worker for the module: sharing it is itself a test of request isolation. Its first
     requests are a build's: the warm-up action's, then two exports, timed (in WARM_UP, for
     test_a_warm_up_request_is_answered_once_the_worker_is_warm)."""
-    w = Worker()
+    w = Worker(env={race_pause.VARIABLE: f"phase-lowering:{pauses}"})
     warm_up = w.request(_warm_up_params("first"))
     started = time.monotonic()
     after_warm_up = w.request(params_for("after_warm_up", "zoo.models:Tiny"))
@@ -400,3 +421,159 @@ def test_a_toolchain_change_restarts_a_warm_worker(workdir):
             w.close()
     warm_ups = [line for line in log_path.read_text().splitlines() if line.startswith(WARM_UP_LOG_PREFIX)]
     assert len(warm_ups) == 2, warm_ups  # started, then restarted once for the new toolchain
+
+
+def _crafted(pte):
+    """The program with a kernel call's operator index out of range: ExecuTorch's Python runtime
+    calls past its kernel table and dies by SIGSEGV (the native runner refuses it first)."""
+    plan = pte_inspect.read_program(pte).execution_plan[0]
+    for instruction in plan.chains[0].instructions:
+        call = instruction.instr_args
+        if call is not None and call.table_name == "KernelCall" and call.op_index > 0:  # 0 is not stored
+            out = bytearray(pte)
+            struct.pack_into("<i", out, call._field(0), 999)
+            return bytes(out)
+    raise AssertionError("no kernel call")
+
+
+def _lowering(name):
+    """The params of //zoo:<name>, a lowering of //zoo:phase_ep to the portable runtime."""
+    return action_params(name, "lower", {
+        "exported_label": "//zoo:phase_ep", "pt2": "phase_ep.pt2", "spec_label": "//zoo:spec", "spec": SPEC,
+        "backends": [], "outputs": {"pte": f"{name}.pte", "manifest": f"{name}.pte.json"}})
+
+
+@pytest.fixture(scope="module")
+def tiny_program(worker, workdir):
+    """Tiny exported (//zoo:phase_ep) and lowered to the portable runtime (phase.pte), and that
+    program crafted to crash the runtime (crafted.pte)."""
+    assert worker.request(params_for("phase_ep", "zoo.models:Tiny"))["exitCode"] == 0
+    response = worker.request(_lowering("phase"))
+    assert response["exitCode"] == 0, response["output"]
+    (workdir / "crafted.pte").write_bytes(_crafted((workdir / "phase.pte").read_bytes()))
+
+
+def _numerics_of_crafted(name):
+    return action_params(name, "numerics_values", {
+        "pte": "crafted.pte", "pt2": "phase_ep.pt2", "pt2_manifest": "phase_ep.pt2.json", "exported_label":
+        "//zoo:phase_ep", "spec": SPEC, "reference": "exported",
+        "outputs": {"values": f"{name}.values.json", "data": f"{name}.values.etvals"}})
+
+
+def _rerun(name, mnemonic):
+    return f"reproduce it outside the worker with `bazel build //zoo:{name} --strategy={mnemonic}=sandboxed`"
+
+
+# phase: (the request's params for //zoo:<name>, the line after "ERROR: //zoo:<name>: the exporter
+# process "). The lowering is killed from outside as the OOM killer would (SIGKILL), while held
+# in its first instruction (race_pause): nothing a model can do reaches the lowering's code.
+PHASES = {
+    "model": (lambda name: params_for(name, "zoo.models:segfault"), lambda name: (
+        f"was killed by signal SIGSEGV while running the code of torch_model //zoo:model; the crash is in the "
+        f"model or an op it calls: {_rerun(name, 'TorchExport')}")),
+    "export": (lambda name: params_for(name, "zoo.models:CrashesWhenTraced"), lambda name: (
+        f"was killed by signal SIGSEGV while torch.export traced torch_model //zoo:model; the crash is in "
+        f"torch.export or an op the model calls as it is traced: {_rerun(name, 'TorchExport')}")),
+    "lowering": (_lowering, lambda name: (
+        f"was killed by signal SIGKILL (out of memory?) while ExecuTorch lowered the program (backends: "
+        f"portable); the crash is in ExecuTorch's lowering or a backend's partitioner or compiler, not in the "
+        f"model's code: {_rerun(name, 'ExecuTorchLower')}")),
+    "runtime": (_numerics_of_crafted, lambda name: (
+        f"was killed by signal SIGSEGV while ExecuTorch's runtime ran method forward of crafted.pte; the crash "
+        f"is in the runtime, or in a kernel or delegate the program calls, not in the model's code: "
+        f"{_rerun(name, 'NumericsValues')}; run the program alone in the native runtime, which checks it before "
+        f"it runs it, with `bazel run @rules_torch_export//native:et_runner -- $PWD/crafted.pte --call forward`")),
+}
+
+
+def _crash(params, run, worker):
+    """(exit code, output) of a request that crashes by itself."""
+    if run == "worker":
+        response = worker.request(params)
+        return response["exitCode"], response["output"]
+    done = one_shot(params)
+    return done.returncode, done.stderr
+
+
+def _killed_in_its_lowering(params, run, worker, pauses):
+    """(exit code, output) of a request killed by SIGKILL as its lowering starts, where it is held
+    (race_pause): in the module's worker, whose pause this arms, or one-shot."""
+    if run == "worker":
+        (pauses / "phase-lowering.reached").unlink()  # arms the pause
+        worker.send(params)
+    else:
+        pauses = pathlib.Path(tempfile.mkdtemp(prefix="rules_torch_export_test_", dir="/dev/shm"))
+        process = subprocess.Popen([sys.executable, MAIN, params], stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, "PYTHONHASHSEED": "0", race_pause.VARIABLE: f"phase-lowering:{pauses}"})
+    reached = pauses / "phase-lowering.reached"
+    wait_until(reached.exists, 120, "the lowering never started")
+    os.kill(int(reached.read_text()), signal.SIGKILL)
+    if run == "worker":
+        response = worker.receive()
+        return response["exitCode"], response["output"]
+    _, stderr = process.communicate(timeout=60)
+    shutil.rmtree(pauses)
+    return process.returncode, stderr
+
+
+# Every build runs each phase in the worker and the model's one-shot too; the other one-shot
+# rows (the same child, forked by the one-shot process: what --config=noworker runs) are
+# worker_nightly_test's: each pays a cold import of torch and ExecuTorch, 8 to 14 s.
+CRASH_ROWS = [pytest.param(phase, run, id=f"{phase}-{run}" + ("-nightly" if run == "one-shot" and phase != "model" else ""))
+              for phase in sorted(PHASES) for run in ("worker", "one-shot")]
+
+
+@pytest.mark.parametrize("phase, run", CRASH_ROWS)
+def test_a_crash_names_its_phase_and_the_command_that_runs_it_again(worker, workdir, tiny_program, pauses, phase, run):
+    """Before: every crash read "while running this target's model code; the crash is in the model
+    or an op it calls", also ExecuTorch's runtime's inside a NumericsValues action."""
+    name = f"crash_{phase}_{run.replace('-', '_')}"
+    params, line = PHASES[phase]
+    if phase == "lowering":
+        code, output = _killed_in_its_lowering(params(name), run, worker, pauses)
+    else:
+        code, output = _crash(params(name), run, worker)
+    assert code == 1
+    assert output.splitlines() == [f"ERROR: //zoo:{name}: the exporter process {line(name)}"]
+    assert sorted(p.name for p in workdir.glob(f"{name}.*")) == [f"{name}.json", f"{name}.params"]  # no output
+
+
+def test_the_runtime_s_command_explains_the_crash(tiny_program, workdir):
+    """The native runner the runtime's line names checks the program first: one line, no crash."""
+    runner = Runfiles.Create().Rlocation("rules_torch_export/native/et_runner")
+    done = subprocess.run([runner, str(workdir / "crafted.pte"), "--call", "forward"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1
+    assert 'corrupt program: method "forward" calls operator 999 of 3' in done.stderr, done.stderr
+
+
+def _cancel(request_id, protocol):
+    """A cancel request, as Bazel writes it (request_id < 128)."""
+    if protocol == work_protocol.JSON:
+        return json.dumps({"requestId": request_id, "cancel": True}).encode()  # no newline, as Bazel 4.2.3
+    return bytes([4, 0x18, request_id, 0x20, 1])  # 4 bytes: request_id (field 3), cancel (field 4) true
+
+
+@pytest.mark.parametrize("protocol", [work_protocol.PROTO, work_protocol.JSON])
+def test_a_cancelled_request_is_stopped_and_answered_once(workdir, tmp_path, protocol):
+    """Bazel's cancellation (`supports-worker-cancellation` and --experimental_worker_cancellation),
+    as a hand-written request stream: the request is held right after its fork (race_pause),
+    then cancelled; a cancel of an id the worker does not run gets no answer. Before: `cancel`
+    was parsed and ignored, and the worker answered the cancel request itself with an error
+    ("lists no inputs"): a second answer to one request id, while the request ran on."""
+    w = Worker(warm=NO_WARM_UP, protocol=protocol, env={race_pause.VARIABLE: f"fork:{tmp_path}"})
+    try:
+        cancelled = w.send(_warm_up_params("cancelled"))  # a request that needs no torch: cheap
+        wait_until((tmp_path / "fork.reached").exists, 120, "the request never reached the pause")
+        held = int((tmp_path / "fork.reached").read_text())
+        w.stdin.write(_cancel(cancelled, protocol) + _cancel(99, protocol))
+        w.stdin.flush()
+        assert w.receive() == {"exitCode": 0, "output": "", "requestId": cancelled, "wasCancelled": True}
+        wait_until(lambda: not is_running(held), 30, "the cancelled request ran on")
+        after = w.send(_warm_up_params("after_cancel"))
+        response = w.receive()  # the next answer is this request's: none for id 99, none twice
+        assert response["requestId"] == after and response["exitCode"] == 0, response
+        assert not (workdir / "cancelled.warm").exists() and (workdir / "after_cancel.warm").exists()
+    finally:
+        (tmp_path / "fork.go").write_text("")
+        w.close()

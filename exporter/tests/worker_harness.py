@@ -25,20 +25,58 @@ SPEC = {
 def params_for(name, entry, deadline=None, spec=SPEC, outputs=""):
     """Writes a config and params file for exporting `entry` (its outputs in the folder outputs,
     else beside them); returns the params argument."""
-    config = {
-        "label": f"//zoo:{name}",
-        "identity": "identity.txt",
+    return action_params(name, "export", {
         "model": {"label": "//zoo:model", "entry": entry, "init_args": {},
                   "srcs": ["zoo/models.py"], "import_roots": ["."]},
         "spec_label": "//zoo:spec",
         "spec": spec,
         "outputs": {"pt2": os.path.join(outputs, f"{name}.pt2"), "manifest": os.path.join(outputs, f"{name}.pt2.json")},
-    }
+    }, deadline)
+
+
+def action_params(name, command, config, deadline=None):
+    """Writes the config of the action `command` for the target //zoo:<name> and its params file,
+    as the rules write them; returns the params argument."""
     with open(f"{name}.json", "w") as f:
-        json.dump(config, f)
+        json.dump({"label": f"//zoo:{name}", "identity": "identity.txt", **config}, f)
     with open(f"{name}.params", "w") as f:
-        f.write(f"export\n{name}.json\n" + (f"--deadline={deadline}\n" if deadline else ""))
+        f.write(f"{command}\n{name}.json\n" + (f"--deadline={deadline}\n" if deadline else ""))
     return f"@{name}.params"
+
+
+_RESPONSE_FIELDS = {1: "exitCode", 2: "output", 3: "requestId", 4: "wasCancelled"}
+
+
+def _decode_response(body):
+    """One WorkResponse's protobuf bytes as a dict; a message that is not one raises
+    work_protocol.Malformed (one line)."""
+    response = {"exitCode": 0, "output": "", "requestId": 0}
+    for field, wire, value in work_protocol._fields(body):
+        name = _RESPONSE_FIELDS.get(field)
+        if name == "output" and wire == 2:
+            response[name] = value.decode("utf-8")
+        elif name == "wasCancelled" and wire == 0:
+            response[name] = bool(value)
+        elif name and wire == 0:
+            response[name] = work_protocol._signed32(value)
+        else:
+            raise work_protocol.Malformed(f"a WorkResponse has field {field} of wire type {wire}")
+    return response
+
+
+def decode_responses(data, protocol):
+    """(the WorkResponse dicts in data, the bytes after the last complete one): what Bazel reads."""
+    if protocol == work_protocol.JSON:
+        lines = data.split(b"\n")
+        return [json.loads(line) for line in lines[:-1] if line.strip()], lines[-1]
+    found, pos = [], 0
+    while True:
+        header = work_protocol._varint(data, pos)
+        if header is None or header[1] + header[0] > len(data):
+            return found, data[pos:]
+        size, start = header
+        found.append(_decode_response(data[start:start + size]))
+        pos = start + size
 
 
 def every_file():
@@ -50,13 +88,13 @@ class Worker:
     """A worker process, spoken to as Bazel 4.2.3 does: protobuf messages, or JSON objects
     without trailing newlines. warm is the command whose warm-up it runs (--warm)."""
 
-    def __init__(self, main=MAIN, protocol=work_protocol.PROTO, log=None, warm="lower"):
+    def __init__(self, main=MAIN, protocol=work_protocol.PROTO, log=None, warm="lower", env=None):
         self.proc = subprocess.Popen(
             [sys.executable, main, f"--warm={warm}", "--persistent_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log or subprocess.DEVNULL,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
+            env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})},
         )
         assert self.proc.stdin and self.proc.stdout  # both piped
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
@@ -86,7 +124,7 @@ class Worker:
             assert ready, f"no WorkResponse within {timeout} s: is the worker's child hung?"
             chunk = os.read(self.stdout.fileno(), 1 << 16)
             assert chunk, "the worker closed its output"
-            responses, self.received = work_protocol.decode_responses(self.received + chunk, self.protocol)
+            responses, self.received = decode_responses(self.received + chunk, self.protocol)
             self.responses += responses
         return self.responses.pop(0)
 

@@ -132,6 +132,42 @@ def test_sweep_removes_the_private_folders_of_dead_runs_only(tmp_path):
     assert not os.path.exists(dead)
 
 
+def test_a_sweep_between_a_folder_s_lock_file_and_its_lock_spares_the_folder(tmp_path):
+    """Bazel's warm-up starts two workers at once, and each sweeps as it starts. The run here is
+    held (race_pause) after it created its folder's lock file and before it locked it. Before:
+    that file was .owner itself, unlocked there, so the sweep took the folder for a dead run's
+    and removed it under its owner. Now the file is locked first, then named .owner."""
+    import subprocess
+    import sys
+    import time
+
+    from exporter.driver import race_pause
+
+    temp, pauses = tmp_path / "tmp", tmp_path / "pauses"
+    temp.mkdir()
+    pauses.mkdir()
+    code = ("import sys, tempfile; tempfile.tempdir = sys.argv[1]; from exporter.driver import isolation; "
+            "print(isolation.new_private_dir(), flush=True); sys.stdin.read()")  # held until stdin closes
+    run = subprocess.Popen([sys.executable, "-c", code, str(temp)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+                                               **{race_pause.VARIABLE: f"owner_lock:{pauses}"}))
+    try:
+        end = time.monotonic() + 60
+        while not (pauses / "owner_lock.reached").exists():
+            assert time.monotonic() < end, "the run never reached the pause"
+            time.sleep(0.01)
+        (folder,) = os.listdir(temp)
+        assert isolation.sweep_dead_private_dirs(str(temp)) == []
+        (pauses / "owner_lock.go").write_text("")
+        assert run.stdout.readline().strip() == str(temp / folder)
+        assert os.listdir(temp / folder) == [".owner"]
+        assert isolation.sweep_dead_private_dirs(str(temp)) == []  # locked: alive
+    finally:
+        (pauses / "owner_lock.go").write_text("")
+        run.communicate(timeout=60)
+    assert isolation.sweep_dead_private_dirs(str(temp)) == [str(temp / folder)]  # its owner is gone
+
+
 def _refuse_unshare():
     """Makes the kernel refuse unshare(2) to this process and its children (EPERM), as the
     default seccomp profile of container runtimes does: no network namespace can be made."""

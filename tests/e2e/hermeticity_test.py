@@ -7,6 +7,8 @@
 - A model cannot read a file its target did not declare, in the worker as in the sandbox: the
   same one line in both, naming the file and the target to add it to.
 - A model cannot reach the network, in the sandbox or in the worker, and says so in one line.
+- A model cannot change another target's outputs (its package neighbour's, another package's),
+  in the worker as in the sandbox.
 - A build of XNNPACK programs fetches no backend's packages (OpenVINO's have a lock of their own).
 - The container-image toolchain (//toolchain/remote) builds under the sandbox, without network,
   on an execution platform with exec_properties, and gives the same bytes.
@@ -167,33 +169,19 @@ def test_a_checkpoint_file_outside_the_glob_fails_alike_in_both_modes(ws):
         "add it to the glob of `checkpoint_dir` of //zoo_undeclared:ckpt")
 
 
-WRITER_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
+def _exports_build(package, *models):
+    """A BUILD file (buildifier's layout) of torch_models, each with a torch_export over //zoo:vec;
+    models are (model name, its module in the package, the entry's callable, the export's name)."""
+    text = 'load("//rules:defs.bzl", "torch_export", "torch_model")\n'
+    for name, module, entry, export in models:
+        text += (f'\ntorch_model(\n    name = "{name}",\n    srcs = ["{module}.py"],\n'
+                 f'    entry = "{package}.{module}:{entry}",\n)\n'
+                 f'\ntorch_export(\n    name = "{export}",\n    model = ":{name}",\n    shapes = "//zoo:vec",\n)\n')
+    return text
 
-torch_model(
-    name = "writer",
-    srcs = ["writer.py"],
-    entry = "zoo_writer.writer:Writer",
-)
 
-torch_export(
-    name = "ep",
-    model = ":writer",
-    shapes = "//zoo:vec",
-)
-
-torch_model(
-    name = "unseeded",
-    srcs = ["unseeded.py"],
-    entry = "zoo_writer.unseeded:model",
-)
-
-torch_export(
-    name = "unseeded_ep",
-    model = ":unseeded",
-    shapes = "//zoo:vec",
-)
-"""
+WRITER_BUILD = _exports_build("zoo_writer", ("writer", "writer", "Writer", "ep"),
+                              ("unseeded", "unseeded", "model", "unseeded_ep"))
 
 # Model code that writes beside its own source as its module loads.
 WRITER = """import pathlib
@@ -258,6 +246,108 @@ def test_a_model_built_as_its_module_loads_has_the_same_bytes_in_the_worker_and_
             "worker" if mode == "worker" else "linux-sandbox"]
         digests[mode] = ws.digests([pt2, pt2 + ".json"])
     assert digests["worker"] == digests["sandbox"]
+
+
+TAMPER_BUILD = _exports_build("zoo_tamper", ("victim", "victim", "Victim", "victim_ep"),
+                              ("attacker", "attacker", "attack", "attacker_ep"))
+
+VICTIM = """import torch
+
+
+class Victim(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+"""
+
+# Model code that tries to change other targets' outputs: its package neighbour's .pt2, and one
+# of another package. It looks for them through bazel-out, from its own source's real path, and
+# through the mounts it can see. Its buffers say how many of the two it found, and how many of
+# its changes (chmod, a write, unlink and recreate: three per file) went through.
+ATTACKER = """import glob
+import os
+import pathlib
+
+import torch
+
+TARGETS = ("zoo_tamper/victim_ep.pt2", "zoo/mlp_ep.pt2")
+TAMPERED = b"tampered by another target's model code"
+
+
+def _through_bazel_out():
+    workspace = pathlib.Path(__file__).resolve().parents[1]
+    return [p for t in TARGETS for p in glob.glob(str(workspace / "bazel-out" / "*" / "bin" / t))]
+
+
+def _through_mountinfo():
+    with open("/proc/self/mountinfo") as f:
+        points = [pathlib.Path(line.split()[4]) for line in f if line.strip()]
+    bins = {p for point in points for p in (point, *point.parents) if p.name == "bin"}
+    return [str(b / t) for b in bins for t in TARGETS if (b / t).exists()]
+
+
+def _write(path):
+    with open(path, "r+b") as f:
+        f.write(TAMPERED)
+
+
+def _recreate(path):
+    os.unlink(path)
+    pathlib.Path(path).write_bytes(TAMPERED)
+
+
+def _tamper(path):
+    changed = 0
+    for change in (lambda: os.chmod(path, 0o666), lambda: _write(path), lambda: _recreate(path)):
+        try:
+            change()
+            changed += 1
+        except OSError:
+            pass
+    return changed
+
+
+class Attacker(torch.nn.Module):
+    def __init__(self, found, changed):
+        super().__init__()
+        self.register_buffer("found", torch.tensor(float(found)))
+        self.register_buffer("changed", torch.tensor(float(changed)))
+
+    def forward(self, x):
+        return x + 0 * (self.found + self.changed)
+
+
+def attack():
+    found = sorted({os.path.realpath(p) for p in _through_bazel_out() + _through_mountinfo()})
+    return Attacker(len(found), sum(_tamper(p) for p in found))
+"""
+
+
+def _buffers(ws, pt2):
+    import torch
+
+    state = torch.export.load(os.path.join(ws.path, pt2)).state_dict
+    return {name: state[name].item() for name in ("found", "changed")}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_model_code_cannot_change_other_targets_outputs(ws, built, mode):
+    """Measured before (issue 60): in the default mode (the worker) the build passed and its package
+    neighbour's .pt2 held the attacker's 39 bytes; every target of a package writes into one
+    folder, which the worker's child could write whole. Now the child writes into a private
+    folder and the worker moves the declared outputs into place; sandboxed, the neighbour kept
+    its bytes before too."""
+    ws.write("zoo_tamper/BUILD", TAMPER_BUILD)
+    ws.write("zoo_tamper/victim.py", VICTIM)
+    ws.write("zoo_tamper/attacker.py", ATTACKER)
+    others = ["bazel-bin/zoo_tamper/victim_ep.pt2", "bazel-bin/zoo/mlp_ep.pt2"]
+    ws.build("//zoo_tamper:victim_ep", "//zoo:mlp_ep")
+    before = ws.digests(others)
+    ws.forget("bazel-bin/zoo_tamper/attacker_ep.pt2")  # so that Bazel runs it again, in this mode
+    result = ws.build("//zoo_tamper:attacker_ep", *MODES[mode])
+    assert [s["runner"] for s in result.executed("TorchExport")] == [
+        "worker" if mode == "worker" else "linux-sandbox"]
+    assert ws.digests(others) == before
+    assert _buffers(ws, "bazel-bin/zoo_tamper/attacker_ep.pt2") == {"found": 2.0, "changed": 0.0}
 
 
 # The builds below change the build's options (a flag, another toolchain) or its toolchain:
@@ -326,21 +416,7 @@ def test_container_image_toolchain_builds_in_the_sandbox_without_network(ws, bui
     assert ws.digests(MLP) == digests  # same environment, other toolchain: the same bytes
 
 
-PROBE_BUILD = """
-load("//rules:defs.bzl", "torch_export", "torch_model")
-
-torch_model(
-    name = "probe",
-    srcs = ["probe.py"],
-    entry = "zoo_probe.probe:Probe",
-)
-
-torch_export(
-    name = "ep",
-    model = ":probe",
-    shapes = "//zoo:vec",
-)
-"""
+PROBE_BUILD = _exports_build("zoo_probe", ("probe", "probe", "Probe", "ep"))
 
 # A model whose weights say which toolchain built it: the probe venv's startup sets the variable.
 PROBE_MODEL = """import os
