@@ -118,6 +118,19 @@ def test_an_id_outside_the_tokenizers_vocabulary_fails(key):
         f"generation_config.json, or set {attribute} on tokenizer //pkg:qwen_tokenizer")
 
 
+def test_a_config_dict_gives_the_ids_transformers_uses_with_its_class_defaults():
+    """An hf_model from a config dict: its generation config is the dict's, and transformers fills
+    what the dict leaves out from the config class (Llama's bos 1 and eos 2)."""
+    from exporter.core import hf_models
+
+    config = {"model_type": "llama", "hidden_size": 16, "intermediate_size": 32, "num_attention_heads": 2,
+              "num_hidden_layers": 1, "vocab_size": 50}
+    assert hf_models.build("text-generation", config, max_cache_len=8).generation == {
+        "bos_token_id": 1, "eos_token_id": [2], "from": "config"}
+    assert hf_models.build("text-generation", dict(config, eos_token_id=[3, 4]), max_cache_len=8).generation == {
+        "bos_token_id": 1, "eos_token_id": [3, 4], "from": "config"}
+
+
 def _built(name):
     with open(_here(name), encoding="utf-8") as f:
         return json.load(f)
