@@ -1,5 +1,5 @@
 """docs/backends.md's measured table: tests/backends' conv + linear model lowered for each
-backend with the exporter's own partitioners and patches (exporter/actions/delegates.py), in one
+backend with the exporter's own partitioners and patches (exporter/actions/delegates.py, through each backend's hooks), in one
 process: the second lowering's time (the first one warms the imports), the .pte's size, whether
 both lowerings gave one sha256, and the largest error against eager in ExecuTorch's Python
 runtime where the backend runs here.

@@ -48,6 +48,11 @@ EXPORTER_ACTIONS = {
         "worker": "",
         "remote": True,
     },
+    "instructions": {
+        "mnemonic": "InstructionCount",
+        "worker": "",
+        "remote": False,
+    },
     "foundation": {
         "mnemonic": "FoundationWeights",
         "worker": "",
@@ -73,6 +78,11 @@ EXPORTER_ACTIONS = {
         "worker": "export",
         "remote": True,
     },
+}
+
+EXPORTER_WORKER_REQUIREMENTS = {
+    "supports-multiplex-workers": "1",
+    "supports-workers": "1",
 }
 
 REPORT_ACTIONS = [
@@ -156,6 +166,9 @@ CONFIG_DEFAULTS = {
         "eos_ids": [],
         "tokenizer_config": None,
     },
+    "instructions": {
+        "ptd": None,
+    },
     "foundation": {},
     "report": {
         "ptd": None,
@@ -169,6 +182,7 @@ CONFIG_DEFAULTS = {
         "summaries": [],
         "budgets": [],
         "numerics": [],
+        "instructions": [],
     },
     "snapshot_text": {
         "pte": None,
@@ -182,17 +196,17 @@ CONFIG_DEFAULTS = {
         "pt2_manifest": None,
         "spec": None,
         "reference": "eager",
-        "model": None,
         "reference_program": None,
         "calibration": None,
         "inputs": [],
         "arm64_inputs": [],
         "steps": [],
-        "method_programs": {},
         "runtimes": [
             "python",
         ],
         "backend_packages": [],
+        "model": None,
+        "method_programs": {},
     },
 }
 
@@ -314,36 +328,144 @@ BACKEND_OPTIONS = {
     },
 }
 
-BACKEND_RUNTIMES = {
-    "xnnpack": [
-        "python",
-        "native",
-        "arm64",
-    ],
-    "openvino": [
-        "python",
-        "native",
-    ],
-    "coreml": [],
-    "tosa": [],
-    "ethos_u": [],
+BACKEND_RECORDS = {
+    "xnnpack": {
+        "title": "XNNPACK",
+        "delegate_id": "XnnpackBackend",
+        "lock": None,
+        "runtimes": [
+            "python",
+            "native",
+            "arm64",
+        ],
+        "reference_runtimes": [],
+        "runs_on": None,
+        "per_machine": False,
+        "weights_in_blob": False,
+        "static_shapes": False,
+        "integer_only": False,
+        "quantizer": {
+            "binds": False,
+        },
+        "outputs": {},
+        "structure_check": False,
+        "vela_figures": False,
+    },
+    "openvino": {
+        "title": "OpenVINO",
+        "delegate_id": "OpenvinoBackend",
+        "lock": "openvino",
+        "runtimes": [
+            "python",
+            "native",
+        ],
+        "reference_runtimes": [],
+        "runs_on": None,
+        "per_machine": True,
+        "weights_in_blob": True,
+        "static_shapes": True,
+        "integer_only": False,
+        "quantizer": {
+            "binds": True,
+        },
+        "outputs": {},
+        "structure_check": False,
+        "vela_figures": False,
+    },
+    "coreml": {
+        "title": "Core ML",
+        "delegate_id": "CoreMLBackend",
+        "lock": None,
+        "runtimes": [],
+        "reference_runtimes": [],
+        "runs_on": [
+            "Apple hardware",
+            "a Mac or an iPhone",
+        ],
+        "per_machine": False,
+        "weights_in_blob": True,
+        "static_shapes": False,
+        "integer_only": False,
+        "quantizer": None,
+        "outputs": {},
+        "structure_check": True,
+        "vela_figures": False,
+    },
+    "tosa": {
+        "title": "TOSA",
+        "delegate_id": "TOSABackend",
+        "lock": "arm",
+        "runtimes": [],
+        "reference_runtimes": [
+            "tosa_reference",
+        ],
+        "runs_on": [
+            "a TOSA device",
+            "a TOSA device",
+        ],
+        "per_machine": False,
+        "weights_in_blob": True,
+        "static_shapes": True,
+        "integer_only": {
+            "profile": "INT",
+        },
+        "quantizer": {
+            "binds": True,
+        },
+        "outputs": {},
+        "structure_check": False,
+        "vela_figures": False,
+    },
+    "ethos_u": {
+        "title": "Ethos-U",
+        "delegate_id": "EthosUBackend",
+        "lock": "arm",
+        "runtimes": [],
+        "reference_runtimes": [
+            "tosa_reference",
+            "fvp",
+        ],
+        "runs_on": [
+            "an Ethos-U NPU",
+            "a board or Arm's Corstone FVP",
+        ],
+        "per_machine": False,
+        "weights_in_blob": True,
+        "static_shapes": True,
+        "integer_only": True,
+        "quantizer": {
+            "binds": True,
+        },
+        "outputs": {
+            "vela": ".vela.json",
+            "vela_tosa": ".vela_tosa.json",
+        },
+        "structure_check": False,
+        "vela_figures": True,
+    },
 }
 
-BACKENDS_WITH_LOCK = {
-    "openvino": "openvino",
-    "tosa": "arm",
-    "ethos_u": "arm",
+REFERENCE_RUNTIMES = {
+    "tosa_reference": {
+        "title": "the TOSA reference model",
+        "runs": "a TOSA program's graph",
+        "team_runner": False,
+        "program_files": [
+            "vela_tosa",
+        ],
+    },
+    "fvp": {
+        "title": "Arm's Corstone FVP",
+        "runs": "an Ethos-U program on Arm's Corstone FVP",
+        "team_runner": True,
+        "program_files": [],
+    },
 }
 
-IRS = [
-    "training",
-    "inference",
-    "core_aten",
-]
-
-EAGER_QUANTIZE_SCHEMES = [
-    "8da4w",
-    "8da8w",
+PORTABLE_RUNTIMES = [
+    "python",
+    "native",
+    "arm64",
 ]
 
 QUANTIZERS = [
@@ -372,6 +494,17 @@ QUANTIZER_SCHEMES = {
         "int8_static_per_tensor",
     ],
 }
+
+IRS = [
+    "training",
+    "inference",
+    "core_aten",
+]
+
+EAGER_QUANTIZE_SCHEMES = [
+    "8da4w",
+    "8da8w",
+]
 
 SCHEMES = {
     "int8_static_per_channel": True,

@@ -17,11 +17,20 @@ import typing
 
 BZL = "exporter/exporter_facts.bzl"
 
-# The facts toolchain/'s .bzl files load, in a file of their own: Bazel runs a repository rule
+# The facts toolchain/'s .bzl files load, in files of their own: Bazel runs a repository rule
 # again (for the venv: a pip install of minutes) whenever a .bzl file it loads changes, so the
 # toolchain must not load exporter_facts.bzl, which changes with every new action or value.
+# repository_facts.bzl is loaded by the venv's repository rule; lock_facts.bzl only by the
+# WORKSPACE macro that declares the layered locks' repositories (toolchain/repositories.bzl), so a
+# backend with a new lock reinstalls no venv.
 REPOSITORY_BZL = "exporter/repository_facts.bzl"
-REPOSITORY_FACTS = ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")
+LOCK_BZL = "exporter/lock_facts.bzl"
+# {file: (who loads it, the facts it holds)}; exporter_facts.bzl holds every other fact.
+OWN_FILES = {
+    REPOSITORY_BZL: ("the toolchain's repository rules", ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")),
+    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS",)),
+}
+REPOSITORY_FACTS = OWN_FILES[REPOSITORY_BZL][1]
 
 
 def _json_value(value):
@@ -55,11 +64,60 @@ def allowed(config_class, field_name):
     return list(typing.get_args(hint))
 
 
+def backend_facts(record):
+    """The fields of a backend's record that the rules read, as Starlark values."""
+    quantizer = record.quantizer
+    return {
+        "title": record.title,
+        "delegate_id": record.delegate_id,
+        "lock": record.lock,
+        "runtimes": list(record.runtimes),
+        "reference_runtimes": [r.name for r in record.reference_runtimes],
+        "runs_on": list(record.runs_on) if record.runs_on else None,
+        "per_machine": record.per_machine,
+        "weights_in_blob": record.weights_in_blob,
+        "static_shapes": record.static_shapes,
+        "integer_only": record.integer_only,
+        "quantizer": {"binds": quantizer.binds} if quantizer else None,
+        "outputs": dict(sorted(record.outputs.items())),
+        "structure_check": record.structure_check is not None,
+        "vela_figures": record.vela_figures,
+    }
+
+
+def backend_tables():
+    """The facts of the backends' records (core/backends.py) that the rules and the toolchain read."""
+    from exporter.core import backends
+
+    return {
+        "BACKENDS": list(backends.BACKENDS),
+        # backend -> {option: allowed values, the default first} (core/backends.py).
+        "BACKEND_OPTIONS": {b: {o: list(v) for o, v in options.items()} for b, options in backends.OPTIONS.items()},
+        # backend -> what the rules read of its record (core/backends.py's Backend says each field).
+        "BACKEND_RECORDS": {name: backend_facts(record) for name, record in backends.BY_NAME.items()},
+        # runtime -> a reference runtime of a backend: its title, what it runs, whether a team's
+        # runner (numerics_test's <runtime>_runner) reaches it, and the program's files it reads.
+        "REFERENCE_RUNTIMES": {name: {"title": r.title, "runs": r.runs, "team_runner": r.runner is None,
+                                      "program_files": list(r.program_files)}
+                               for name, r in backends.REFERENCE_RUNTIMES.items()},
+        # The runtimes of ExecuTorch itself, which run a program of the portable kernels alone.
+        "PORTABLE_RUNTIMES": list(backends.PORTABLE_RUNTIMES),
+        # The backends with a quantizer of their own (torch_quantize's quantizer names the backend).
+        "QUANTIZERS": [name for name, r in backends.BY_NAME.items() if r.quantizer],
+        # quantizer -> the schemes it takes, its default first.
+        "QUANTIZER_SCHEMES": {name: list(r.quantizer.schemes) for name, r in backends.BY_NAME.items() if r.quantizer},
+        # lock -> the backends whose packages it pins (toolchain/backends/<lock>.lock), each a
+        # repository fetched only when a target names one of them (toolchain/layered_locks.bzl).
+        "BACKEND_LOCKS": {lock: [name for name, r in backends.BY_NAME.items() if r.lock == lock]
+                          for lock in sorted({r.lock for r in backends.BY_NAME.values() if r.lock})},
+    }
+
+
 def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
     from exporter.actions import eager_quantize, quantize, registry, tokenizer
     from exporter.checks import contract
-    from exporter.core import backends, determinism, dtypes, hf_models, kernels, lora, shape_spec
+    from exporter.core import determinism, dtypes, hf_models, kernels, lora, shape_spec
     from exporter.driver import request
 
     return {
@@ -69,6 +127,8 @@ def facts():
             command: {"mnemonic": a.mnemonic, "worker": a.worker, "remote": a.remote}
             for command, a in registry.ACTIONS.items()
         },
+        # What an action that runs in the persistent worker asks of Bazel (the toolchain's worker_requirements).
+        "EXPORTER_WORKER_REQUIREMENTS": registry.WORKER_REQUIREMENTS,
         # The commands that draw a report: their tools add the reports' renderer (//exporter:report_srcs).
         "REPORT_ACTIONS": [command for command, a in registry.ACTIONS.items() if a.tools == "reports"],
         # command -> {config field: its default} (actions/registry.py): the rules' defaults.
@@ -78,19 +138,10 @@ def facts():
         "SHAPE_SPEC_DTYPES": list(dtypes.SHAPE_SPEC),
         "HINTS": list(shape_spec.HINTS),
         "MAX_SPEC_VALUES": shape_spec.MAX_VALUES,
-        "BACKENDS": list(backends.BACKENDS),
-        # backend -> {option: allowed values, the default first} (core/backends.py).
-        "BACKEND_OPTIONS": {b: {o: list(v) for o, v in options.items()} for b, options in backends.OPTIONS.items()},
-        # backend -> the numerics_test runtimes its programs run in here.
-        "BACKEND_RUNTIMES": {b: list(r) for b, r in backends.RUNTIMES.items()},
-        # backend -> the repository of its packages, from a lock of its own, fetched only when named.
-        "BACKENDS_WITH_LOCK": backends.OWN_LOCK,
+        **backend_tables(),
         # The values of config fields with a Literal hint, which the rules check at analysis.
         "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
-        "QUANTIZERS": list(quantize.QUANTIZERS),
-        # quantizer -> the schemes it takes, its default first.
-        "QUANTIZER_SCHEMES": {q: list(s) for q, s in quantize.QUANTIZER_SCHEMES.items()},
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
         "WEIGHTS": allowed(registry.LowerConfig, "weights"),
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),
@@ -129,15 +180,16 @@ def _starlark(value, indent=""):
 
 
 def render(path=BZL):
-    """The text of exporter_facts.bzl, or of repository_facts.bzl (REPOSITORY_FACTS only)."""
-    what = "the toolchain's repository rules" if path == REPOSITORY_BZL else "the rules"
+    """The text of exporter_facts.bzl, or of one of OWN_FILES (its facts only)."""
+    what, names = OWN_FILES.get(path, ("the rules", ()))
+    own = {name for _, listed in OWN_FILES.values() for name in listed}
     lines = [
         f'"""What the exporter\'s Python defines that {what} use (generated from',
         "exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit by hand;",
         '//exporter:facts_test checks that it is current)."""',
     ]
     for name, value in facts().items():
-        if (name in REPOSITORY_FACTS) == (path == REPOSITORY_BZL):
+        if (name in names) if path in OWN_FILES else (name not in own):
             lines += ["", f"{name} = {_starlark(value)}"]
     return "\n".join(lines) + "\n"
 
@@ -148,7 +200,7 @@ def main(argv):
         print("facts.py writes into the source tree; run it with `bazel run //exporter:update_exporter_facts`",
               file=sys.stderr)
         return 2
-    for path in (BZL, REPOSITORY_BZL):
+    for path in (BZL, *OWN_FILES):
         with open(os.path.join(workspace, path), "w", encoding="utf-8") as f:
             f.write(render(path))
         print(f"wrote {path}")

@@ -15,6 +15,7 @@ from exporter.actions import registry
 
 PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/exporter_facts.bzl")
 REPOSITORY_PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/repository_facts.bzl")
+LOCK_PATH = Runfiles.Create().Rlocation("rules_torch_export/exporter/lock_facts.bzl")
 
 
 def _values():
@@ -25,7 +26,7 @@ def _values():
 
 
 def test_the_committed_files_are_current():
-    for path, name in ((PATH, facts.BZL), (REPOSITORY_PATH, facts.REPOSITORY_BZL)):
+    for path, name in ((PATH, facts.BZL), (REPOSITORY_PATH, facts.REPOSITORY_BZL), (LOCK_PATH, facts.LOCK_BZL)):
         with open(path, encoding="utf-8") as f:
             committed = f.read()
         assert committed == facts.render(name), f"{name} is stale: bazel run //exporter:update_exporter_facts"
@@ -66,6 +67,28 @@ def test_an_action_shares_only_a_worker_that_exists():
         with pytest.raises(ValueError, match="has none of its own"):
             registry.action("shares", "Shares", worker=host)(object)
     assert "shares" not in registry.ACTIONS
+
+
+def test_the_worker_requirements_are_the_registry_s():
+    """Before, exporter/worker_settings.bzl kept them by hand, and its list of who shares a worker drifted."""
+    assert _values()["EXPORTER_WORKER_REQUIREMENTS"] == registry.WORKER_REQUIREMENTS
+
+
+def test_the_backends_facts_are_their_records():
+    """The rules read a backend only through its record (exporter/core/backends.py)."""
+    from exporter.actions import quantize
+    from exporter.core import backends
+
+    values = _values()
+    assert values["BACKENDS"] == ["xnnpack", "openvino", "coreml", "tosa", "ethos_u"]
+    assert values["BACKEND_RECORDS"]["ethos_u"]["integer_only"] is True
+    assert values["BACKEND_RECORDS"]["tosa"]["integer_only"] == {"profile": "INT"}
+    assert [n for n, r in values["BACKEND_RECORDS"].items() if r["per_machine"]] == ["openvino"]
+    assert set(values["REFERENCE_RUNTIMES"]) == {"tosa_reference", "fvp"}
+    for name, schemes in values["QUANTIZER_SCHEMES"].items():  # each a scheme quantize.py knows, its default first
+        assert set(schemes) <= set(quantize.SCHEMES) and schemes[0] == "int8_static_per_channel", name
+    assert values["QUANTIZER_SCHEMES"]["xnnpack"] == list(quantize.SCHEMES)
+    assert set(values["BACKEND_RECORDS"]) == set(backends.BY_NAME)
 
 
 def test_the_defaults_are_the_configs_own():

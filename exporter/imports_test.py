@@ -27,6 +27,11 @@ MAY_IMPORT = {
 TOOLCHAIN = ("", "actions", "core", "driver", "formats")
 # The reports' renderer (//exporter:report_srcs): a tool of the actions that draw a report only.
 REPORTS = ("reports",)
+# The backends' hooks (backend_hooks/ beside exporter/), which the exporter imports only by the module
+# names of the records in core/backends.py, and the test runners' hooks in its checks/ folder.
+HOOKS = "backend_hooks"
+HOOKS_MAY_IMPORT = {"core", "formats"}
+
 # Modules of exporter/ that are tools, not part of the toolchain's sources: facts.py writes
 # exporter_facts.bzl from every layer (the modules the test rules run included), so it may
 # import any package.
@@ -166,7 +171,7 @@ def test_each_package_init_says_what_it_may_import():
 def test_the_toolchain_sources_are_every_package_but_checks():
     from exporter.driver import worker
 
-    assert worker.SOURCE_FOLDERS == TOOLCHAIN
+    assert worker.SOURCE_FOLDERS == TOOLCHAIN + ("../" + HOOKS,)
     with open(os.path.join(ROOT, "BUILD"), encoding="utf-8") as f:
         build = f.read()
     block = build[build.index('name = "exporter_srcs"'):build.index('name = "report_srcs"')]
@@ -265,3 +270,46 @@ def test_the_documented_diagram_is_the_code_s():
     assert documented == diagram(), (
         "docs/architecture.md's package graph is not the code's; replace the block between its markers "
         "with:\n" + diagram())
+
+
+def _hooks_files():
+    """{"backend_hooks.vela": path, "backend_hooks.checks.tosa_reference": path, ...}: the hooks' modules."""
+    folder = os.path.join(os.path.dirname(ROOT), HOOKS)
+    found = {}
+    for sub in ("", "checks"):
+        for name in sorted(os.listdir(os.path.join(folder, sub))):
+            if name.endswith(".py") and not name.endswith("_test.py"):
+                found[".".join(p for p in (HOOKS, sub, name[:-3]) if p and p != "__init__")] = os.path.join(folder, sub, name)
+    return found
+
+
+def test_the_backends_hooks_import_only_core_and_formats_of_the_exporter():
+    wrong = [f"{module} imports exporter.{target}" for module, path in _hooks_files().items()
+             for target in sorted(_imported(path)) if package_of(target) not in HOOKS_MAY_IMPORT]
+    assert wrong == []
+
+
+def _imports_hooks(path):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    return [node for node in ast.walk(tree)
+            if (isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == HOOKS)
+            or (isinstance(node, ast.Import) and any(a.name.split(".")[0] == HOOKS for a in node.names))]
+
+
+def test_the_exporter_reaches_a_backend_only_through_its_record():
+    """No module of exporter/ imports a hooks module: it names none, and asks the records."""
+    assert [m for m, path in modules().items() if _imports_hooks(path)] == []
+
+
+def test_every_module_a_record_names_is_a_hooks_module_in_its_folder():
+    """A record's hooks are toolchain sources (backend_hooks/); its reference runtimes' runners and its
+    structure reader and precision check are the tests' (backend_hooks/checks/)."""
+    from exporter.core import backends
+
+    hooks = _hooks_files()
+    for record in backends.BY_NAME.values():
+        assert record.hooks in hooks and record.hooks.count(".") == 1, record.name
+        checks = [record.structure_check, record.precision_check]
+        for runner in [r.runner for r in record.reference_runtimes if r.runner] + checks:
+            assert runner is None or (runner in hooks and runner.startswith(HOOKS + ".checks.")), record.name

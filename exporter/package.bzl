@@ -36,7 +36,7 @@ def module_test(name, deps = None, src = None, **kwargs):
         **kwargs
     )
 
-def package_tests(name, modules, separate = [], timeout = None, **kwargs):
+def package_tests(name, modules, separate = [], timeout = None, subfolders = [], **kwargs):
     """Declares the pytest_test `name` of the package's *_test.py files, in one process.
 
     A pytest_suite (tools/pytest/pytest_suite.bzl) whose modules must be the package's test files:
@@ -56,9 +56,13 @@ def package_tests(name, modules, separate = [], timeout = None, **kwargs):
         nightly twin over the same file (args = ["-k", "nightly"]).
       timeout: the package's test's; default the largest of the modules'. The modules now run
         one after the other: a package whose modules run long needs more than any one had.
+      subfolders: folders of the package without a BUILD file of their own whose *_test.py the
+        package's test runs too (a module's test name is its file's name, wherever it is).
       **kwargs: passed to every test (tags, ...).
     """
-    files = native.glob(["*_test.py"])
+    paths = native.glob(["*_test.py"] + [folder + "/*_test.py" for folder in subfolders])
+    where = {path.split("/")[-1]: path for path in paths}
+    files = sorted(where.keys())
     if [m for m in separate if m in modules]:
         fail("package_tests: a module is in both modules and separate: {}".format(
             sorted([m for m in separate if m in modules]),
@@ -71,5 +75,5 @@ def package_tests(name, modules, separate = [], timeout = None, **kwargs):
     suite = {}
     for module, attrs in modules.items():
         # A string, as BUILD files write it, so that the suite's union keeps it once.
-        suite[module] = dict(attrs, deps = attrs.get("deps", ["//exporter:exporter_lib"]))
+        suite[module] = dict(attrs, deps = attrs.get("deps", ["//exporter:exporter_lib"]), srcs = [where[module + ".py"]])
     pytest_suite(name = name, tests = suite, timeout = timeout, **kwargs)

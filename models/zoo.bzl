@@ -47,7 +47,7 @@ load(
 
 # buildifier: disable=bzl-visibility
 # The zoo is this repository's own: it asks the rules' own table where a program runs.
-load("//rules/private:backends.bzl", "REFERENCE_RUNTIMES", "runtimes_here")
+load("//rules/private:backends.bzl", "reference_runtimes", "runtimes_here")
 load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
@@ -92,8 +92,8 @@ def _checked_in(backends):
     runtimes = runtimes_here(backends)
     if runtimes:
         return runtimes
-    arm = [REFERENCE_RUNTIMES[name][0] for name in backends if name in REFERENCE_RUNTIMES]
-    return arm[:1]
+    reference = [reference_runtimes(name)[0] for name in backends if reference_runtimes(name)]
+    return reference[:1]
 
 def _program_problems(program, runtimes, with_numerics, on_arm64, structured, exempt):
     """What one program lacks of the checks its backends can run here, one sentence each.
@@ -253,6 +253,7 @@ def _zoo_targets(prefix, rules, no_numerics, kwargs):
             programs = programs,
             budgets = [":" + r["name"] for r in budgets],
             numerics = [":" + r["name"] for r in numerics],
+            instructions = [":" + r["name"] + ".instructions.json" for r in budgets if r.get("instructions_file")],
             **kwargs
         )
     zoo_rule_test(

@@ -4,7 +4,7 @@
 //             [--bench [--warmup N] [--iterations M]] [--table] [--json REPORT.json]
 //             [--generate PREFILL[,DECODE]=PROMPT.etvals[:TOKENS.etvals] --max-new-tokens N]
 //             [--etdump F.etdp [--debug-buffer F.bin --debug-size BYTES]] [--check] [--kernels]
-//             [--deadline SECONDS]
+//             [--deadline SECONDS] [--one-thread]
 //
 // The calls run in order on one loaded program, so methods that share state (a KV cache)
 // see each other's writes. A call without inputs gets synthetic ones at the method's
@@ -23,12 +23,23 @@
 // failure is one line on stderr, "et_runner: ...", with the runtime's first error appended; the
 // runtime's own log lines are printed after a run that succeeds (as they come with
 // ET_RUNNER_VERBOSE, which also shows its Info lines).
+//
+// Under valgrind's callgrind, the runner marks its phases with callgrind's client requests: a
+// dump named "load" when the program and its methods are loaded (process start included), and
+// one named "call METHOD" for each call of the first round, counted alone. --one-thread runs
+// every kernel on the calling thread (ExecuTorch's NoThreadPoolGuard), so that a count does not
+// depend on how a thread pool shared the work (exporter/actions/instructions.py).
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
+#include <executorch/extension/threadpool/threadpool_guard.h>
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/platform.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -45,6 +56,15 @@
 #include "native/etvals.h"
 #include "native/program_check.h"
 #include "native/supervisor.h"
+
+// Debian's valgrind package ships the client requests (./bazelw installs it); without them the
+// marks are no-ops, and the instruction counts fail in one line naming the missing dumps.
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name)
+#endif
 
 using executorch::aten::ScalarType;
 using executorch::extension::Module;
@@ -149,6 +169,30 @@ long peak_rss_kb() {  // VmHWM: getrusage's ru_maxrss survives exec, so it repor
   return at == std::string::npos ? -1 : std::stol(status.substr(at + 6));
 }
 
+// The CPU this process sees, as a JSON object: what XNNPACK picks its kernels by. Under valgrind
+// it is the CPU valgrind presents (its CPUID is emulated), not the host's.
+std::string cpu_json() {
+#if defined(__x86_64__)
+  unsigned a, b, c, d, vendor[3];
+  __cpuid(0, a, vendor[0], vendor[2], vendor[1]);
+  unsigned max_leaf = a;
+  __cpuid(1, a, b, c, d);
+  unsigned base = (a >> 8) & 0xf, family = base + (base == 0xf ? (a >> 20) & 0xff : 0);
+  unsigned model = ((a >> 4) & 0xf) | (base == 6 || base == 0xf ? ((a >> 16) & 0xf) << 4 : 0);
+  bool fma = (c >> 12) & 1, avx2 = false, avx512f = false;
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+  }
+  std::ostringstream out;
+  out << std::boolalpha << "{\"vendor\":\"" << std::string(reinterpret_cast<char*>(vendor), 12) << "\",\"family\":" << family
+      << ",\"model\":" << model << ",\"fma\":" << fma << ",\"avx2\":" << avx2 << ",\"avx512f\":" << avx512f << "}";
+  return out.str();
+#else
+  return "null";
+#endif
+}
+
 void flush_log() {  // after a run that succeeds, the runtime's lines it held back
   for (const auto& line : held_log) fprintf(stderr, "%s\n", line.c_str());
   held_log.clear();
@@ -179,6 +223,7 @@ struct Options {
   std::vector<Call> calls;
   Call gen;
   bool bench = false, check = false, table = false, precheck = true, share_arenas = true, list_kernels = false;
+  bool one_thread = false;
   int warmup = 3, iterations = 10, max_new = 16, deadline = 0;
   size_t debug_size = 0;
 };
@@ -205,6 +250,7 @@ Options parse_args(int argc, char** argv) {
     else if (a == "--no-precheck") o.precheck = false;          // to see the runtime's own error
     else if (a == "--no-shared-arenas") o.share_arenas = false;  // to see why they are needed
     else if (a == "--deadline") o.deadline = std::stoi(next());  // the supervisor's (supervisor.h)
+    else if (a == "--one-thread") o.one_thread = true;
     else if (o.pte.empty() && a[0] != '-') o.pte = a;
     else fail("unknown argument " + a + " (usage at the top of native/et_runner.cc)");
   }
@@ -336,9 +382,12 @@ Timings run_calls(const Options& o, Module& module) {
     for (size_t k = 0; k < calls.size(); ++k) {
       std::string on = calls[k].inputs.empty() ? "" : " on " + calls[k].inputs;
       if (r == 0) note_step("running method \"" + calls[k].method + "\" of " + o.pte + on);
+      std::string dump = "call " + calls[k].method;  // made before the count, alive until callgrind reads it
+      if (r == 0) CALLGRIND_ZERO_STATS;  // a first-round call is counted alone
       double s = now_ms();
       auto out = run(module, calls[k].method, inputs[k], o.pte + on);
       double ms = now_ms() - s;
+      if (r == 0) CALLGRIND_DUMP_STATS_AT(dump.c_str());
       if (t.first_ms < 0) t.first_ms = ms;
       if (r == 0 && !calls[k].outputs.empty()) write_values(calls[k].outputs, out);
       if (r > o.warmup || !o.bench) t.times[calls[k].method].push_back(ms);
@@ -442,10 +491,13 @@ int runner_main(int argc, char** argv) try {
   Options o = parse_args(argc, argv);
   if (o.list_kernels) return print_kernels(), 0;
   rt::register_pal(rt::PalImpl::create(log_message, __FILE__));
+  // On this thread, which loads the methods (XNNPACK takes its thread pool then) and calls them.
+  if (o.one_thread) executorch::extension::threadpool::NoThreadPoolGuard::set_enabled(true);
   double t0 = now_ms();
   Opened p = open_program(o);
   auto methods = load(o, *p.module);
   double load_ms = now_ms() - t0;
+  CALLGRIND_DUMP_STATS_AT("load");
   if (o.check) return printf("%s: %zu methods load; every operator and delegate is registered\n", o.pte.c_str(), methods.size()), flush_log(), 0;
 
   Timings timings = run_calls(o, *p.module);
@@ -455,7 +507,7 @@ int runner_main(int argc, char** argv) try {
   if (!o.gen.method.empty()) generate(o, *p.module, report, text);
   method_table(*p.module, methods, timings, report, text);
   long rss = peak_rss_kb();
-  report << ",\"peak_rss_kb\":" << rss << "}";
+  report << ",\"peak_rss_kb\":" << rss << ",\"cpu\":" << cpu_json() << "}";
   text << "peak RSS " << rss / 1024.0 << " MiB\n";
   write_etdump(o, p);
   if (!o.json.empty()) std::ofstream(o.json) << report.str() << "\n";

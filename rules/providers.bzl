@@ -71,9 +71,9 @@ ExecuTorchProgramInfo = provider(
                     "when something asks for it).",
         "tokenizer": "The TokenizerInfo of an llm_program (the app loads it with the program), or None.",
         "foundation": "The FoundationWeightsInfo whose .ptd (also `ptd`) holds the program's shared weights, or None.",
-        "backend_options": "dict of backend name to its options, for the backends with options it was lowered for (openvino, coreml).",
-        "backend_packages": "list of Files: the identity files of the backend package repositories its backends need " +
-                            "(OpenVINO's); an action that runs the program declares them (docs/backends.md).",
+        "backend_options": "dict of backend name to its options, for the backends with options it was lowered for.",
+        "backend_packages": "list of Files: the package trees of the backends it was lowered for whose packages have a " +
+                            "lock of their own; an action or test that runs the program declares them (docs/backends.md).",
     },
 )
 
@@ -124,6 +124,7 @@ ProgramDashboardInfo = provider(
         "summaries": "depset of the programs' <name>.report.json Files.",
         "budgets": "depset of program_budget_tests' config Files.",
         "numerics": "depset of numerics_tests' config Files.",
+        "instructions": "depset of program_budget_tests' instruction counts (<test>.instructions.json).",
     },
 )
 
@@ -363,6 +364,7 @@ _PROGRAM_DASHBOARD_CHECKS = {
     "summaries": _type("depset"),
     "budgets": _type("depset"),
     "numerics": _type("depset"),
+    "instructions": _type("depset"),
 }
 
 def program_dashboard_info(**fields):

@@ -12,6 +12,8 @@ Without `dot` (`apt-get install graphviz`; ./bazelw installs it) the repository 
 and the launcher fails in one line that names the package.
 """
 
+load(":debian_tool.bzl", "tool_version", "write_missing")
+
 _LAUNCHER = """#!/bin/sh
 # Debian's dot with only the core and dot-layout plugins (see graphviz_repository.bzl).
 here="$(dirname "$(readlink -f "$0")")"
@@ -54,27 +56,18 @@ def _libdir(rctx, dot):
             return line.split("\"")[1]
     return None
 
-def _version(rctx, dot):
-    lines = [rctx.execute([dot, "-V"]).stderr.strip()]
-    dpkg = rctx.execute(["dpkg-query", "-W", "-f", "${Package} ${Version}", "graphviz"])
-    if dpkg.return_code == 0:
-        lines.append("debian " + dpkg.stdout.strip())
-    return "\n".join(lines) + "\n"
-
 def _graphviz_repository_impl(rctx):
     dot = rctx.which("dot")
     libdir = _libdir(rctx, dot) if dot else None
     if not dot or not libdir:
-        rctx.file("dot.sh", _MISSING, executable = True)
-        rctx.file("version.txt", "missing\n", executable = False)
-        rctx.file("BUILD", _BUILD, executable = False)
+        write_missing(rctx, "dot.sh", _MISSING, _BUILD)
         return
     rctx.symlink(dot, "bin/dot")
     for plugin in PLUGINS:
         rctx.symlink(libdir + "/" + plugin, "plugins/" + plugin)
     rctx.file("plugins/config6a", _plugin_config(rctx.read(libdir + "/config6a")), executable = False)
     rctx.file("dot.sh", _LAUNCHER, executable = True)
-    rctx.file("version.txt", _version(rctx, dot), executable = False)
+    rctx.file("version.txt", tool_version(rctx, rctx.execute([dot, "-V"]).stderr.strip(), "graphviz"), executable = False)
     rctx.file("BUILD", _BUILD, executable = False)
 
 graphviz_repository = repository_rule(

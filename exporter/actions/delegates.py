@@ -1,122 +1,72 @@
-"""Each backend's partitioner, built from its options (core/backends.py), and what the lowering
-changes in a backend's own code while it runs, so that its bytes are what the options say and
-the same on every run:
-
-- OpenVINO: ExecuTorch's OpenvinoBackend passes compile specs to openvino_compile as strings, so
-  no spec can carry OpenVINO's config; the lowering hands it the precision hint
-  (INFERENCE_PRECISION_HINT) itself.
-- Core ML: the delegate's model package gets the same bytes on every run (actions/coreml_package.py
-  says what differed).
-- XNNPACK: two of its passes build their pattern graphs only for a graph that could match one
-  (actions/xnnpack_patterns.py); the bytes are the same, a one-shot lowering is faster.
-
-Arm's backends lower through a TOSA 1.0 graph: TOSA's partitioner keeps it (profile FP or INT),
-Ethos-U's compiles it with Vela for the NPU, which runs integer operators only.
+"""What a lowering takes from each backend's hooks module (backend_hooks/<name>.py, named by its record
+in core/backends.py): its partitioner, built from its options, the patches its lowering needs so
+that its bytes are what the options say and the same on every run, and what its lowering action
+records. Nothing here names a backend.
 """
 
 import contextlib
-from collections.abc import Callable
-from typing import Any
+import importlib
 
-from exporter.actions import coreml_package, xnnpack_patterns
-from exporter.core.backends import (
-    BACKENDS,
-    OPTION_CLASSES,
-    BackendOptions,
-    CoremlOptions,
-    EthosUOptions,
-    OpenvinoOptions,
-    TosaOptions,
-)
-from exporter.core import patches
+from exporter.core import backends
+from exporter.core.backends import BackendOptions
 from exporter.core.errors import UserError
 
 
-def _xnnpack(_options):
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-
-    return XnnpackPartitioner()
-
-
-def _openvino(options: OpenvinoOptions):
-    from executorch.backends.openvino.partitioner import OpenvinoPartitioner
-    from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-    return OpenvinoPartitioner([CompileSpec("device", options.device.encode())])
+def hooks(name):
+    """Backend `name`'s hooks module (UserError for a name no record has)."""
+    return importlib.import_module(backends.record(name).hooks)
 
 
-def _coreml(options: CoremlOptions):
-    import coremltools as ct
-    from executorch.backends.apple.coreml.compiler import CoreMLBackend
-    from executorch.backends.apple.coreml.partition import CoreMLPartitioner
-
-    specs = CoreMLBackend.generate_compile_specs(
-        compute_unit=ct.ComputeUnit[options.compute_units.upper()],
-        minimum_deployment_target=ct.target[options.minimum_deployment_target],
-        compute_precision=ct.precision.FLOAT16 if options.precision == "fp16" else ct.precision.FLOAT32,
-    )
-    return CoreMLPartitioner(compile_specs=specs)
+def partitioners(names, options: BackendOptions | None = None):
+    """The partitioners of the backends `names`, each with its options (defaults where none);
+    a backend that delegates nothing gives none."""
+    found = [hooks(name).partitioner(backends.options_of(options, name)) for name in names]
+    return [p for p in found if p is not None]
 
 
-def _quantized_out_variants():
-    # An Arm program quantizes its inputs and dequantizes its outputs on the CPU, outside the
-    # delegate: to_executorch needs those operators' out variants, which this import registers.
-    import executorch.kernels.quantized  # noqa: F401
+def _hook(name, hook):
+    return getattr(hooks(name), hook, None)
 
 
-def _tosa(options: TosaOptions):
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-
-    _quantized_out_variants()
-    return TOSAPartitioner(TosaCompileSpec("TOSA-1.0+" + options.profile))
-
-
-def ethos_u_compile_spec(options: EthosUOptions):
-    """ExecuTorch's EthosUCompileSpec of the options; "default" leaves the choice to it."""
-    from executorch.backends.arm.ethosu import EthosUCompileSpec
-
-    return EthosUCompileSpec(
-        options.target,
-        system_config=None if options.system_config == "default" else options.system_config,
-        memory_mode=None if options.memory_mode == "default" else options.memory_mode,
-    )
+@contextlib.contextmanager
+def backend_patches(names, options: BackendOptions | None = None):
+    """While a lowering for the backends `names` runs: each one's patches (its hooks')."""
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            patches = _hook(name, "patches")
+            if patches:
+                stack.enter_context(patches(backends.options_of(options, name)))
+        yield
 
 
-def _ethos_u(options: EthosUOptions):
-    from executorch.backends.arm.ethosu import EthosUPartitioner
-
-    _quantized_out_variants()
-    return EthosUPartitioner(ethos_u_compile_spec(options))
-
-
-# Each takes its backend's options (None for XNNPACK, which has none).
-_BUILDERS: dict[str, Callable[[Any], Any]] = {"xnnpack": _xnnpack, "openvino": _openvino, "coreml": _coreml,
-                                              "tosa": _tosa, "ethos_u": _ethos_u}
-
-
-def partitioners(backends, options: BackendOptions | None = None):
-    """The partitioners of `backends` (names), each with its options (defaults where none)."""
-    options = options or BackendOptions()
-    found = []
-    for backend in backends:
-        if backend not in _BUILDERS:  # the rule checks backends at analysis; this guards CLI use
-            raise UserError(f"unknown backend {backend!r}; `backends` takes {list(BACKENDS)} or []")
-        own = getattr(options, backend, None)
-        if own is None and backend in OPTION_CLASSES:
-            own = OPTION_CLASSES[backend]()
-        found.append(_BUILDERS[backend](own))
-    return found
+@contextlib.contextmanager
+def recording(names):
+    """While the lowering action runs: what each backend's hooks keep of it, in the dict yielded."""
+    found: dict = {}
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            record = _hook(name, "recording")
+            if record:
+                stack.enter_context(record(found))
+        yield found
 
 
-def _integer_only(backend, options: BackendOptions):
-    """The quantizer a program lowered for `backend` needs, or None when it takes float: Ethos-U
-    runs integer operators only, and so does TOSA's INT profile."""
-    if backend == "ethos_u":
-        return "ethos_u"
-    if backend == "tosa" and (options.tosa or TosaOptions()).profile == "INT":
-        return "tosa"
-    return None
+def manifest_records(names, found):
+    """{manifest key: value} of what the backends' hooks recorded; {} when they recorded nothing."""
+    merged: dict = {}
+    for name in names:
+        record = _hook(name, "manifest_record")
+        if record:
+            merged.update(record(found))
+    return merged
+
+
+def write_outputs(names, found, outputs, label):
+    """Writes the files the backends' records declare (their `outputs`) from what they recorded."""
+    for name in names:
+        write = _hook(name, "write_outputs")
+        if write and set(backends.record(name).outputs) & set(outputs):
+            write(found, outputs, label)
 
 
 def _is_quantized(program):
@@ -125,72 +75,18 @@ def _is_quantized(program):
                for node in program.graph.nodes)
 
 
-def check_quantized(programs, backends, options: BackendOptions | None, where):
-    """Fails in one line when a float method is lowered for a backend that runs integers only:
-    Ethos-U's partitioner would leave every operator on the CPU and say nothing (measured).
+def check_quantized(programs, method_backends, options: BackendOptions | None, where):
+    """Fails in one line when a float method is lowered for a backend that runs integer
+    operators only (its record's integer_only): its partitioner would leave every operator on the
+    CPU and say nothing (measured).
 
-    programs: {method: ExportedProgram}; backends: {method: backend names}; where: a
+    programs: {method: ExportedProgram}; method_backends: {method: backend names}; where: a
     function of the method's name that gives the message's prefix (the program and its export).
     """
     for method, program in programs.items():
-        for backend in backends[method]:
-            quantizer = _integer_only(backend, options or BackendOptions())
-            if quantizer and not _is_quantized(program):
-                raise UserError(f"{where(method)} is not quantized, and {backend} runs integer operators only; "
+        for name in method_backends[method]:
+            record = backends.record(name)
+            if record.integer_only_with(backends.options_of(options, name)) and not _is_quantized(program):
+                quantizer = name if record.quantizer else "xnnpack"
+                raise UserError(f"{where(method)} is not quantized, and {name} runs integer operators only; "
                                 f"quantize it with torch_quantize(quantizer = \"{quantizer}\") and lower that")
-
-
-@contextlib.contextmanager
-def backend_patches(backends, options: BackendOptions | None = None):
-    """While a lowering for `backends` runs: OpenVINO's precision hint, Core ML's stable names,
-    XNNPACK's pattern graphs built only when a graph could match them."""
-    options = options or BackendOptions()
-    with contextlib.ExitStack() as stack:
-        if "xnnpack" in backends:
-            stack.enter_context(xnnpack_patterns.built_only_when_needed())
-        if "openvino" in backends:
-            stack.enter_context(_openvino_config(options.openvino or OpenvinoOptions()))
-        if "coreml" in backends:
-            stack.enter_context(_coreml_names())
-        yield
-
-
-@contextlib.contextmanager
-def _openvino_config(chosen: OpenvinoOptions):
-    from executorch.backends.openvino import preprocess
-
-    original = preprocess.openvino_compile
-    precision = chosen.precision
-
-    def compile_with_config(module, *args, options=None, **kwargs):
-        given = dict(options or {})
-        given["config"] = {"INFERENCE_PRECISION_HINT": precision}
-        return original(module, *args, options=given, **kwargs)
-
-    with patches.replaced(preprocess, "openvino_compile", compile_with_config):
-        yield
-
-
-@contextlib.contextmanager
-def _coreml_names():
-    from executorch.backends.apple.coreml.compiler import coreml_preprocess
-
-    stable = coreml_package.StableFlattener(coreml_preprocess.executorchcoreml)
-    with patches.replaced(coreml_preprocess, "executorchcoreml", stable):
-        yield
-
-
-def openvino_targets(data):
-    """The CPU instruction sets OpenVINO compiled a program's blobs for, from their headers
-    (`meta=1.0;ov=2026.4.1;isa=Intel AVX2`, after its length as 8 bytes, little-endian): the
-    blob loads only on a CPU whose best instruction set is the same (docs/backends.md)."""
-    found = []
-    start = data.find(b"meta=")
-    while start >= 8:
-        size = int.from_bytes(data[start - 8:start], "little")
-        text = data[start:start + size].decode("ascii", "replace") if size < 256 else ""
-        fields = dict(part.split("=", 1) for part in text.split(";") if "=" in part)
-        if "isa" in fields and fields["isa"] not in found:
-            found.append(fields["isa"])
-        start = data.find(b"meta=", start + 5)
-    return found

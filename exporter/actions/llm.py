@@ -9,7 +9,7 @@ program and the tokenizer's manifest, and checked where the runner would refuse 
                                            (actions/tokenizer.py); core/special_tokens.py
     use_kv_cache                           True: the program keeps its cache
     enable_dynamic_shape                   True: forward takes 1 to max_seq_len - 1 tokens; False
-                                           (a backend of static shapes, such as OpenVINO): one
+                                           (a backend of static shapes, its record says): one
                                            token per call, and the runner prefills token by token
 """
 

@@ -9,9 +9,9 @@ import torch
 
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest, phases
 from exporter.formats import program_summary
-from exporter.actions import arm_fallback, delegates, llm, selected_ops, sharing, vela
+from exporter.actions import delegates, llm, registry, selected_ops, sharing
 from exporter.core import backend_site, shape_spec
-from exporter.core.backends import BACKENDS, PACKAGES
+from exporter.core.backends import BACKENDS, record
 from exporter.formats import pt2
 from exporter.core.errors import BadFile, Context, UserError
 
@@ -257,22 +257,26 @@ def lowered(config, generate_etrecord=False):
 
 
 def warm_up():
-    """A persistent worker's warm-up: a tiny XNNPACK lowering, and XNNPACK's pattern graphs, which
-    that lowering does not need (actions/xnnpack_patterns.py). A portable lowering after it costs
-    no more than a warm one, so one will do."""
-    from exporter.actions import export, xnnpack_patterns
+    """A persistent worker's warm-up: a tiny lowering for the default backends, and what their
+    hooks build ahead (XNNPACK's pattern graphs, which that lowering does not need:
+    backend_hooks/xnnpack_patterns.py). A portable lowering after it costs no more than a warm one, so
+    one will do."""
+    from exporter.actions import export
 
-    export.warm_up(lambda ep: lower(ep, ["xnnpack"]))
-    xnnpack_patterns.warm_up()
+    export.warm_up(lambda ep: lower(ep, list(registry.DEFAULT_BACKENDS)))
+    for name in registry.DEFAULT_BACKENDS:
+        warm = getattr(delegates.hooks(name), "warm_up", None)
+        if warm:
+            warm()
 
 
 def run(config):
     """Runs the action for a LowerConfig."""
-    # Vela's figures go in the manifest, which the budget test and the report read, and the same
-    # in <name>.vela.json, for a team that wants them without the manifest.
-    backend_site.activate(config.backend_packages)  # Vela's and TOSA's packages, before the capture imports them
-    arm = {"tosa", "ethos_u"} & set(used_backends(config))
-    with vela.capture(enabled="ethos_u" in arm) as captured, arm_fallback.capture(enabled=bool(arm)) as rejected:
+    # What the backends' hooks keep of the lowering goes in the manifest, which the budget test
+    # and the report read, and in their own outputs (Vela's figures, for one).
+    backend_site.activate(config.backend_packages)  # the backends' packages, before their hooks import them
+    used = used_backends(config)
+    with delegates.recording(used) as found:
         et_program, constants, state, shared, programs = lowered(config)
     kernels.check(config.kernels, et_program)  # before any output exists
     exported = {name: {"label": m.exported_label, "pt2_sha256": manifest.sha256_file(m.pt2)}
@@ -300,14 +304,10 @@ def run(config):
         **({"method_programs": exported} if len(exported) > 1 else {}),
         **({"mutable_buffers": state} if state else {}),
         **backend_record(config, et_program.buffer),
-        **vela.manifest_record(captured.compiles),
-        **arm_fallback.manifest_record(rejected),
+        **delegates.manifest_records(used, found),
         "toolchain": manifest.toolchain_record(config.identity),
     })
-    if "vela_tosa" in config.outputs:  # the graphs Vela compiled, for numerics_test's tosa_reference
-        atomic.write_bytes(config.outputs["vela_tosa"], vela.graphs_text(captured.graphs).encode())
-    if "vela" in config.outputs:
-        manifest.write_json(config.outputs["vela"], vela.summary_record(config.label, captured.compiles))
+    delegates.write_outputs(used, found, config.outputs, config.label)
     if "summary" in config.outputs:
         from exporter.formats import pte_inspect
 
@@ -323,19 +323,20 @@ def used_backends(config):
 
 
 def backend_record(config, pte):
-    """The manifest's record of the backends beyond XNNPACK: each one's options and the versions
-    of its packages, and for OpenVINO, whose blob is compiled for this machine's CPU, that the
-    program is per machine (docs/caching.md, "Per-machine programs"). {} for other programs, so
-    that their manifests keep their bytes."""
-    used = [b for b in used_backends(config) if PACKAGES[b]]
+    """The manifest's record of the backends with packages beyond ExecuTorch's: each one's options
+    and the versions of its packages, and for a backend whose blob is compiled for this machine's
+    CPU, what it is compiled for (docs/caching.md, "Per-machine programs"). {} for other programs,
+    so that their manifests keep their bytes."""
+    used = [name for name in used_backends(config) if record(name).packages]
     if not used:
         return {}
-    options = config.backend_options
-    record = {b: {"options": dataclasses.asdict(getattr(options, b)) if options and getattr(options, b) else {},
-                  "packages": backend_site.versions(PACKAGES[b])} for b in used}
-    if "openvino" in used:
-        record["openvino"]["per_machine"] = {"compiled_for": delegates.openvino_targets(pte)}
-    return {"backend_packages": record}
+    given = config.backend_options
+    found = {name: {"options": dataclasses.asdict(getattr(given, name)) if given and getattr(given, name) else {},
+                    "packages": backend_site.versions(record(name).packages)} for name in used}
+    for name in used:
+        if record(name).per_machine:
+            found[name]["per_machine"] = delegates.hooks(name).per_machine_record(pte)
+    return {"backend_packages": found}
 
 
 def _write_graph(config, et_program, programs):

@@ -119,7 +119,7 @@ def coreml_program():
 
 
 def test_a_coreml_program_has_the_same_bytes_in_two_processes(coreml_program):
-    """Core ML's uuid4 names, protobuf map order and conversion date (actions/coreml_package.py)
+    """Core ML's uuid4 names, protobuf map order and conversion date (backend_hooks/coreml_package.py)
     would make them differ: this process and a child with another hash seed, on one machine
     (another_process's child, shared with the other tests' jobs there)."""
     import os

@@ -22,8 +22,8 @@ import sys
 INDEX_FORMAT = "rules_torch_export/bundle-index/1"
 
 # Manifest fields copied into the index, per kind: what an app needs to pick a program. A
-# manifest has "backend_packages" (OpenVINO's and Core ML's options, and whether the program is
-# per machine) and "method_backends" only when they say something, so other indexes keep their bytes.
+# manifest has "backend_packages" (the backends' options and packages, and whether the program
+# is per machine) and "method_backends" only when they say something, so other indexes keep their bytes.
 _METADATA = {
     "pte": ("backend_packages", "backends", "exported", "foundation", "method_backends", "methods", "toolchain"),
     "pt2": ("model", "input_specs", "output_specs", "range_constraints", "toolchain"),

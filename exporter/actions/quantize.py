@@ -12,12 +12,13 @@ import contextlib
 
 import torch
 
-from exporter.actions import calibrate, export
-from exporter.core import backend_site, buffers, float64_math, manifest, phases, ranges, shape_spec
+from exporter.actions import calibrate, delegates, export, registry
+from exporter.core import backend_site, backends, buffers, float64_math, manifest, phases, ranges, shape_spec
 from exporter.core.errors import UserError
 from exporter.formats import pt2
 
-# scheme -> (arguments of XNNPACK's get_symmetric_quantization_config, needs calibration).
+# scheme -> (its settings, which each backend's quantizer hook reads (they are the arguments of
+# XNNPACK's get_symmetric_quantization_config), needs calibration).
 # Static schemes fix activation scales from the calibration batches; dynamic ones compute them
 # at run time from each input, so they need none (and quantize only linear and conv layers).
 SCHEMES: dict[str, tuple[dict, bool]] = {
@@ -30,74 +31,9 @@ SCHEMES: dict[str, tuple[dict, bool]] = {
 }
 
 
-def _xnnpack_quantizer(scheme):
-    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer,
-        get_symmetric_quantization_config,
-    )
-
-    return XNNPACKQuantizer().set_global(get_symmetric_quantization_config(**SCHEMES[scheme][0]))
-
-
-def _openvino_quantizer(_scheme):
-    # OpenVINO's own PT2E quantizer (nncf underneath, from the backend's repository): INT8_SYM is
-    # per-channel symmetric int8 weights and calibrated per-tensor activations. Its weights get
-    # 7 bits (-64..63), NNCF's overflow fix, which ExecuTorch's quantizer drops: on a CPU without
-    # VNNI, OpenVINO's int8 kernels sum u8 x s8 pairs in int16 and saturate (measured on the
-    # conv + linear model, AVX2: 14.7 dB against float with 8-bit weights, 35 dB with 7).
-    import dataclasses
-
-    from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
-
-    class SevenBitWeights(OpenVINOQuantizer):
-        @staticmethod
-        def _get_torch_ao_qspec_from_nncf_config_for_ptq(qp):
-            spec = OpenVINOQuantizer._get_torch_ao_qspec_from_nncf_config_for_ptq(qp)
-            if not qp.is_weight_quantization_point():
-                return spec
-            return dataclasses.replace(spec, quant_min=-64, quant_max=63)
-
-    return SevenBitWeights(mode=QuantizationMode.INT8_SYM)
-
-
-def _arm_config(scheme):
-    # Arm's symmetric int8 config (weights -127..127, activations -128..127), static only: the
-    # NPU and TOSA's INT profile have no dynamic quantization.
-    from executorch.backends.arm.quantizer import get_symmetric_quantization_config
-
-    return get_symmetric_quantization_config(is_per_channel=SCHEMES[scheme][0]["is_per_channel"])
-
-
-def _tosa_quantizer(scheme):
-    from executorch.backends.arm.quantizer import TOSAQuantizer
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-
-    return TOSAQuantizer(TosaCompileSpec("TOSA-1.0+INT")).set_global(_arm_config(scheme))
-
-
-def _ethos_u_quantizer(scheme):
-    # For the default NPU, the Ethos-U55-128: the U55s and U85s take the same int8 operators.
-    from executorch.backends.arm.quantizer import EthosUQuantizer
-
-    from exporter.actions import delegates
-    from exporter.core.backends import EthosUOptions
-
-    return EthosUQuantizer(delegates.ethos_u_compile_spec(EthosUOptions())).set_global(_arm_config(scheme))
-
-
-# quantizer name -> factory(scheme). Another backend's quantizer is one more entry here.
-QUANTIZERS = {"xnnpack": _xnnpack_quantizer, "openvino": _openvino_quantizer, "tosa": _tosa_quantizer,
-              "ethos_u": _ethos_u_quantizer}
-
-# quantizer -> the schemes it takes, its default first.
-_ARM_SCHEMES = ("int8_static_per_channel", "int8_static_per_tensor")
-QUANTIZER_SCHEMES = {"xnnpack": tuple(SCHEMES), "openvino": ("int8_static_per_channel",), "tosa": _ARM_SCHEMES,
-                     "ethos_u": _ARM_SCHEMES}
-
-# Quantizers whose weights stay float with a quantize/dequantize pair after them: OpenVINO's
-# frontend converts such pairs, but not int8 weights folded into constants (measured: the
-# lowering fails with "Arguments do not have the same element type").
-UNFOLDED_WEIGHTS = ("openvino",)
+def quantizer(name, scheme):
+    """Backend `name`'s own PT2E quantizer for `scheme`, from its hooks module (backend_hooks/<name>.py)."""
+    return delegates.hooks(name).quantizer(SCHEMES[scheme][0])
 
 
 def _observers(graph_module):
@@ -118,17 +54,13 @@ def _nothing_to_quantize(ep, config):
     )
 
 
-# Arm's quantizers run ExecuTorch passes over the module, which stop at any call_module node:
-# without check_guards, ep.module() has no `_guards_fn` call (measured: a model with a mean failed
-# in DecomposeMeanDimPass, "call_module is not supported"). The re-export checks shapes anyway.
-_NO_GUARDS = ("tosa", "ethos_u")
-
-
 def _prepare(ep, config):
     from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
-    module = ep.module(check_guards=config.quantizer not in _NO_GUARDS)
-    prepared = prepare_pt2e(module, QUANTIZERS[config.quantizer](config.scheme))
+    # Without check_guards, ep.module() has no `_guards_fn` call, which passes that stop at any
+    # call_module node need (the record's quantizer says which quantizers run such passes).
+    module = ep.module(check_guards=backends.record(config.quantizer).quantizer.check_guards)
+    prepared = prepare_pt2e(module, quantizer(config.quantizer, config.scheme))
     if not _observers(prepared):
         raise UserError(_nothing_to_quantize(ep, config))
     return prepared
@@ -171,7 +103,7 @@ def quantize(ep, config, batches):
         prepared, precision = _prepare(ep, config), "float32"
         _calibrate(prepared, ep, config, batches, precision)
     with torch.no_grad():
-        converted = convert_pt2e(prepared, fold_quantize=config.quantizer not in UNFOLDED_WEIGHTS)
+        converted = convert_pt2e(prepared, fold_quantize=backends.record(config.quantizer).quantizer.fold_weights)
         for name, value in state.items():
             converted.get_buffer(name).copy_(value)
     return converted, precision
@@ -195,12 +127,13 @@ def _reexport(module, config):
 def warm_up():
     """A persistent worker's warm-up, after the export's (quantize runs in the export worker):
     the quantizer, which imports torchao's PT2E."""
-    QUANTIZERS["xnnpack"]("int8_static_per_channel")
+    defaults = registry.QuantizeConfig.__dataclass_fields__
+    quantizer(defaults["quantizer"].default, defaults["scheme"].default)
 
 
 def run(config):
     """Runs the action for a QuantizeConfig."""
-    backend_site.activate(config.backend_packages)  # nncf for OpenVINO's quantizer, tosa-tools for Arm's
+    backend_site.activate(config.backend_packages)  # the packages of a backend's own quantizer
     ep = pt2.load(config.pt2)
     batches = []
     if config.calibration:

@@ -66,6 +66,17 @@ class Action:
 
 ACTIONS = {}  # command -> Action, in the order the classes below register them
 
+# The execution requirements of an action that runs in a persistent worker (driver/worker.py, whose
+# settings the toolchain takes from exporter_facts.bzl's EXPORTER_WORKER_REQUIREMENTS). Multiplex:
+# one warm process per worker key takes a mnemonic's concurrent requests, each in a child forked
+# from it; which actions share which worker is each action's `worker`. It speaks Bazel's default
+# worker protocol, protobuf, so no flag is needed; it understands JSON too, for a toolchain whose
+# worker_requirements add "requires-worker-protocol": "json" (Bazel 4.2.3 allows that only with
+# --experimental_worker_allow_json_protocol). Without "supports-multiplex-workers" (or with
+# --noexperimental_worker_multiplex) Bazel starts one process per concurrent action, each paying
+# its own warm-up; a toolchain with worker_requirements = {} offers no worker at all.
+WORKER_REQUIREMENTS = {"supports-multiplex-workers": "1", "supports-workers": "1"}
+
 
 def action(command, mnemonic, module=None, worker=True, remote=True, torch=True, package="actions"):
     """Class decorator: registers the action `command`, run by exporter.<package>.<module> (the
@@ -89,6 +100,9 @@ def action(command, mnemonic, module=None, worker=True, remote=True, torch=True,
     return register
 
 
+
+# What a program is lowered for when its target names no backends (LowerConfig's default).
+DEFAULT_BACKENDS = ("xnnpack",)
 
 # The entry of every hf_model's torch_model (core/hf_models.py; exporter_facts.bzl carries it).
 HF_MODEL_ENTRY = "exporter.core.hf_models:build"
@@ -298,7 +312,7 @@ class LowerConfig(ActionConfig):
     """
 
     methods: dict[str, MethodConfig] = field(read=_methods_json, keys=("methods", *_METHOD_KEYS))
-    backends: tuple[str, ...] = ("xnnpack",)
+    backends: tuple[str, ...] = DEFAULT_BACKENDS
     metadata: dict = dataclasses.field(default_factory=dict)
     weights: WEIGHTS = "inline"
     initialized_buffers: tuple[str, ...] | None = None
@@ -379,10 +393,11 @@ class QuantizeConfig(ActionConfig):
     exported_label, pt2   the torch_export (or torch_quantize) target and its .pt2
     spec_label, spec      its shape_spec: the re-export uses it again
     strict                the export's strict setting, kept for the re-export
-    quantizer, scheme     see quantize.QUANTIZERS and quantize.SCHEMES
+    quantizer, scheme     a backend with a quantizer of its own (its record's), and a scheme of
+                          quantize.SCHEMES that it takes
     calibration           Calibration: the calibration_data's label and batches, or None
-    backend_packages      the identity files of the backend package repositories the quantizer
-                          imports from (core/backend_site.py): nncf, for OpenVINO's
+    backend_packages      the identity files of the package repositories of the quantizer's backend
+                          (core/backend_site.py), when its packages have a lock of their own
     """
 
     exported_label: str
@@ -464,6 +479,30 @@ class TokenizerConfig(ActionConfig):
     tokenizer_config: str | None = None
 
 
+@action("instructions", "InstructionCount", worker=False, remote=False, torch=False)
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InstructionsConfig(ActionConfig):
+    """InstructionCount: the instructions each method of a program runs in the native runner,
+    counted by valgrind's callgrind (outputs "counts", "log"; actions/instructions.py). It runs
+    Debian's valgrind, which the remote image lacks.
+
+    program        the executorch_program, for messages and the counts' file
+    pte, ptd       its .pte, and its .ptd (weights = "external") or None
+    methods        the methods to call, in this order, once each
+    runner         the native runner (built for this machine: the action runs it)
+    callgrind      valgrind's callgrind launcher (@valgrind//:callgrind.sh)
+    valgrind_version   its version file, recorded in the counts
+    """
+
+    program: str
+    pte: str
+    methods: tuple[str, ...]
+    runner: str
+    callgrind: str
+    valgrind_version: str
+    ptd: str | None = None
+
+
 @action("foundation", "FoundationWeights", worker=False)
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class FoundationConfig(ActionConfig):
@@ -521,6 +560,7 @@ class DashboardConfig(ActionConfig):
     summaries   paths of the programs' <name>.report.json
     budgets     paths of program_budget_tests' configs (label, program, limits)
     numerics    paths of numerics_tests' configs (label, program, min_sqnr_db)
+    instructions   paths of program_budget_tests' instruction counts (actions/instructions.py)
     """
 
     title: str
@@ -528,6 +568,7 @@ class DashboardConfig(ActionConfig):
     summaries: tuple[str, ...] = ()
     budgets: tuple[str, ...] = ()
     numerics: tuple[str, ...] = ()
+    instructions: tuple[str, ...] = ()
 
 
 @action("snapshot_text", "GraphSnapshot", worker="export")
@@ -547,24 +588,24 @@ class SnapshotTextConfig(ActionConfig):
     spec: dict | None = None
 
 
-@action("numerics_values", "NumericsValues", worker="export")
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class NumericsValuesConfig(ActionConfig):
-    """NumericsValues: what a numerics_test compares, its calls' inputs, the reference's outputs
-    and the Python runtime's (outputs "values", "data", "log"); actions/numerics_values.py. In
-    the export's worker, which loads models and has torch warm; its warm-up adds ExecuTorch's
-    Python runtime. The fields are those of the test's config (checks/contract.py's
-    NumericsConfig) that decide the values, with execroot paths:
+class NumericsCases(Config):
+    """What decides a numerics_test's values: the method under test, what computes its expected
+    outputs, and the cases. One schema for the test's build action (NumericsValuesConfig, with
+    execroot paths) and the test itself (checks/contract.py's NumericsConfig, runfiles paths);
+    each adds what is its own, and the model and method programs in the form it reads them.
 
     pte, ptd, method      the program, its .ptd or None, the method under test
     exported_label, pt2, pt2_manifest, spec   the method's torch_export, .pt2, manifest, spec
-    reference, model, reference_program       what computes the expected outputs
+    reference             "eager" (the model), "exported" (the .pt2) or "program" (reference_program)
+    reference_program     {"label", "pt2"} of another torch_export, or None
     calibration           Calibration of a quantized program, or None
-    inputs, arm64_inputs  the listed cases, and those of the arm64 run
-    steps, method_programs   a stateful test's calls and each method's MethodConfig
-    runtimes              the test's runtimes: "python" among them runs the Python runtime
+    inputs, arm64_inputs  the cases the test lists besides min, example and max, and the only
+                          cases of the arm64 run (() for all)
+    steps                 a stateful test's calls in order (steps.py), or ()
+    runtimes              where the program runs: "python" among them runs the Python runtime
     backend_packages      the identity files of the program's backend package repositories
-                          (core/backend_site.py): OpenVINO's runtime library for the Python runtime
+                          (core/backend_site.py): a backend's runtime library or reference runtime
     """
 
     pte: str
@@ -575,12 +616,26 @@ class NumericsValuesConfig(ActionConfig):
     pt2_manifest: str | None = None
     spec: dict | None = None
     reference: NUMERICS_REFERENCE = "eager"
-    model: ModelConfig | None = None
     reference_program: dict | None = None
     calibration: Calibration | None = None
     inputs: tuple[dict, ...] = ()
     arm64_inputs: tuple[dict, ...] = ()
     steps: tuple[dict, ...] = ()
-    method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)
     runtimes: tuple[str, ...] = ("python",)
     backend_packages: tuple[str, ...] = ()
+
+
+@action("numerics_values", "NumericsValues", worker="export")
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NumericsValuesConfig(ActionConfig, NumericsCases):
+    """NumericsValues: what a numerics_test compares, its calls' inputs, the reference's outputs
+    and the Python runtime's (outputs "values", "data", "log"); actions/numerics_values.py. In
+    the export's worker, which loads models and has torch warm; its warm-up adds ExecuTorch's
+    Python runtime. Its fields are NumericsCases', with execroot paths, and:
+
+    model                 ModelConfig of the eager model, or None
+    method_programs       a stateful test's MethodConfig of each method it calls
+    """
+
+    model: ModelConfig | None = None
+    method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)

@@ -5,7 +5,7 @@ same inputs, so that the report shows what the pybindings add to each call.
     benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [IDENTITY...] [--json FILE]
 
 MODE is python, native-only or arm64; IDENTITY the identity files of the backend
-package repositories the program needs (OpenVINO's, core/backend_site.py).
+package repositories the program needs (core/backend_site.py).
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
 last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a

@@ -16,8 +16,8 @@ import math
 import os
 import sys
 
-from exporter.checks import contract
-from exporter.core.backends import DELEGATE_IDS
+from exporter.checks import contract, instruction_budget
+from exporter.core import backends
 from exporter.formats import program_summary, pte_inspect
 
 GOLDEN_FORMAT = "rules_torch_export/budget/1"
@@ -43,24 +43,24 @@ def _read_json(path):
 
 
 def delegate_bytes(manifest, backend):
-    """The bytes of a backend's delegate blobs ("openvino"), over every method of a manifest."""
-    delegate_id = DELEGATE_IDS[backend]
+    """The bytes of a backend's delegate blobs (by its name), over every method of a manifest."""
+    delegate_id = backends.record(backend).delegate_id
     return sum(m.get("delegates", {}).get(delegate_id, {}).get("bytes", 0) for m in manifest["methods"].values())
 
 
-# Vela's byte figures of an Ethos-U program: {figure name: the field of Limits and of the
+# Vela's byte figures of a program Vela compiled: {figure name: the field of Limits and of the
 # manifest's "vela" totals}, a figure only when the test limits it.
 VELA_BYTES = {"Vela SRAM": "sram_bytes", "Vela flash": "flash_bytes"}
 
 
 def vela_totals(manifest):
-    """The manifest's Vela totals (actions/vela.py), or a one-line ValueError: the rule lets only
-    an Ethos-U program's budget bound them, so a manifest without them is a lowering without
-    an Ethos-U delegate."""
+    """The manifest's Vela totals (backend_hooks/vela.py), or a one-line ValueError: the rule lets only
+    the budget of a program of a backend with Vela's figures (its record's vela_figures) bound them,
+    so a manifest without them is a lowering in which Vela compiled nothing."""
     found = manifest.get("vela")
     if not isinstance(found, dict):
         raise ValueError(f"{manifest.get('label')} has no Vela figures in its manifest: Vela compiled no "
-                         f"Ethos-U delegate of it; remove the budget's Vela limits")
+                         f"delegate of it; remove the budget's Vela limits")
     return found
 
 
@@ -106,12 +106,16 @@ def golden_text(config):
     """The golden's text: the current figures, and the toolchain that produced them."""
     manifest = _read_json(config.manifest)
     toolchain = manifest.get("toolchain", {})
-    return json.dumps({
+    counts = instruction_budget.read(config)
+    text = {
         "format": GOLDEN_FORMAT,
         "program": config.program,
-        "figures": figures(config, manifest),
+        "figures": dict(figures(config, manifest), **instruction_budget.figures(config, counts)),
         "toolchain": {k: toolchain[k] for k in ("executorch", "torch") if k in toolchain},
-    }, indent=2, sort_keys=True) + "\n"
+    }
+    if counts is not None:  # a key only then: the goldens of budgets without counts keep their bytes
+        text["instructions_counted_on"] = instruction_budget.counted_on(counts)
+    return json.dumps(text, indent=2, sort_keys=True) + "\n"
 
 
 def growth_percent(now, before):
@@ -228,6 +232,8 @@ class Result:
 
     figures: tuple = ()  # Figure
     bounds: tuple = ()  # Bound
+    counts: tuple = ()  # instruction_budget.Count
+    count_notes: tuple = ()  # instruction_budget.report_lines
     pte_bytes: int = 0
     contributors: tuple = ()  # (bytes, what) that fill the .pte, the largest
     ptd_tensors: tuple = ()  # the .ptd's tensors (pte_inspect's records), the largest
@@ -242,7 +248,7 @@ class Result:
 
     def failures(self):
         """[(kind, sentence)], the figures' first, then the golden's missing figures."""
-        found = [failure for figure in self.figures + self.bounds for failure in figure.failures()]
+        found = [failure for figure in self.figures + self.bounds + self.counts for failure in figure.failures()]
         return found + [("growth", f"the golden has no figure for {name}") for name in self.missing]
 
     @property
@@ -272,20 +278,25 @@ def check(config):
     manifest = _read_json(config.manifest)
     now, limit, allowed = figures(config, manifest), limits(config), config.max_growth_percent
     golden, recorded_toolchain = _golden_figures(config) if config.golden else ({}, {})
+    counts = instruction_budget.read(config)
+    counted = instruction_budget.figures(config, counts)
+    recorded_on = _read_json(config.golden).get("instructions_counted_on") if config.golden and counted else None
     with open(config.pte, "rb") as f:
         pte = f.read()
     ptd_tensors, ptd_count = _ptd_tensors(config)
     return Result(
         figures=tuple(Figure(name, size, limit.get(name), golden.get(name), allowed) for name, size in now.items()),
         bounds=tuple(bounds(config, manifest)),
+        counts=instruction_budget.check(config, counts, golden),
+        count_notes=tuple(instruction_budget.report_lines(counts, recorded_on)),
         pte_bytes=manifest["pte"]["size"],
         contributors=tuple(contributors(pte)[:TOP_CONTRIBUTORS]),
         ptd_tensors=ptd_tensors,
         ptd_count=ptd_count,
         planned={m: planned_tensors(pte, m) for m in config.methods if now[f"planned {m}"]},
         delegates=pte_inspect.delegates_by_backend(pte_inspect.summarize_bytes(pte)),
-        missing=tuple(name for name in now if config.golden and name not in golden),
-        shrunk=tuple(name for name, size in now.items() if name in golden and allowed is not None
+        missing=tuple(name for name in dict(now, **counted) if config.golden and name not in golden),
+        shrunk=tuple(name for name, size in dict(now, **counted).items() if name in golden and allowed is not None
                      and growth_percent(size, golden[name]) < -allowed),
         recorded_toolchain=recorded_toolchain,
         toolchain={k: manifest.get("toolchain", {}).get(k) for k in ("executorch", "torch")},
@@ -314,7 +325,8 @@ def _advice(config, result, update):
                      f"{result.toolchain}, whose lowering may explain the change.")
     kinds = {kind for kind, _ in failures}
     if "limit" in kinds:
-        lines.append(f"To fix: shrink the program, or raise the limit on {config.label} in its BUILD file.")
+        lines.append(f"To fix: shrink the program{' or make it faster' if result.counts else ''}, or raise the limit on "
+                     f"{config.label} in its BUILD file.")
     if "growth" in kinds:
         lines.append(f"If the growth is intended, record the new figures (and review the golden's diff) with:\n  {update}")
     return lines
@@ -326,7 +338,8 @@ def render(config, result):
     if result.no_golden:
         return (f"FAIL {config.label}: the golden {config.golden} does not exist. "
                 f"Record the current figures with:\n  {update}\n")
-    lines = [f"{config.label}: the budget of {config.program}"] + [f.row() for f in result.figures + result.bounds]
+    rows = [f.row() for f in result.figures + result.bounds + result.counts]
+    lines = [f"{config.label}: the budget of {config.program}"] + rows + list(result.count_notes)
     lines += _breakdown(result)
     if result.shrunk:
         lines.append(f"Note: {', '.join(result.shrunk)} shrank past the allowance; lower the golden with: {update}")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from exporter.checks import budget, contract, golden
+from exporter.checks import budget, contract, golden, instruction_budget
 from exporter.formats import pte_inspect
 
 PORTABLE = "exporter/tests/tiny_portable_pte"
@@ -191,3 +191,63 @@ def test_external_weights_budget_the_ptd_and_list_its_tensors(tmp_path):
     assert f"Largest tensors of the .ptd ({len(tensors)} in all):" in report
     biggest = max(tensors, key=lambda t: t["bytes"])
     assert biggest["key"] in report
+
+
+# Two programs of one network whose inputs at their largest shape differ by 9.4 % (batch 35
+# against 32; exporter/tests/BUILD), each counted by its budget test's InstructionCount action.
+COUNTED = "exporter/tests/conv_net_pte_instructions"
+GROWN = "exporter/tests/conv_net_grown_pte_instructions"
+
+
+def _counted_config(test, instructions=None, golden_path=None):
+    """The config test's rule wrote, with other instruction limits, golden and growth allowance."""
+    with open(test + ".config.json", encoding="utf-8") as f:
+        data = json.load(f)
+    data["limits"]["instructions"] = instructions or {}
+    data.update(golden=golden_path, max_growth_percent=2 if golden_path else None)
+    return data
+
+
+def _forward_count(test):
+    with open(test + ".instructions.json", encoding="utf-8") as f:
+        return json.load(f)["methods"]["forward"]
+
+
+def test_a_program_10_percent_slower_fails_its_instruction_budget():
+    counted, grown = _forward_count(COUNTED), _forward_count(GROWN)
+    assert 1.05 < grown / counted < 1.15, (counted, grown)  # about 10 % more work
+    limit = int(counted * 1.02)
+    ok, report = _run(_counted_config(COUNTED, {"forward": limit}))
+    assert ok, report
+    assert f"instructions forward  {counted:,} per call" in report
+    ok, report = _run(_counted_config(GROWN, {"forward": limit}))
+    assert not ok
+    failure = [line for line in report.splitlines() if "method forward ran" in line]
+    assert len(failure) == 1, report
+    over = (grown - limit) * 100.0 / limit
+    assert failure[0].strip() == (
+        f"//exporter/tests:conv_net_grown_pte method forward ran {grown:,} instructions per call, over its "
+        f"budget of {limit:,} by {over:.1f}% (counted on {instruction_budget.counted_on(_counts(GROWN))})")
+    assert "family" in failure[0] and "valgrind" in failure[0]  # where it was counted
+    assert "make it faster" in report
+
+
+def _counts(test):
+    with open(test + ".instructions.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_the_golden_catches_the_slowdown_and_reports_the_loading(tmp_path):
+    golden_path = str(tmp_path / "conv_net_pte.budget.json")
+    _write_golden(_counted_config(COUNTED, {"forward": 10**9}, golden_path))
+    recorded = json.loads(open(golden_path, encoding="utf-8").read())
+    assert recorded["figures"]["instructions forward"] == _forward_count(COUNTED)
+    assert recorded["instructions_counted_on"] == instruction_budget.counted_on(_counts(COUNTED))
+    ok, report = _run(_counted_config(COUNTED, {"forward": 10**9}, golden_path))
+    assert ok, report
+    assert f"ran {_counts(COUNTED)['load']:,}, apart from the calls" in report
+    ok, report = _run(_counted_config(GROWN, {"forward": 10**9}, golden_path))
+    assert not ok
+    growth = (_forward_count(GROWN) - _forward_count(COUNTED)) * 100.0 / _forward_count(COUNTED)
+    assert (f"method forward ran {_forward_count(GROWN):,} instructions per call, {growth:+.2f}% since the golden's "
+            f"{_forward_count(COUNTED):,}, more than max_growth_percent = 2") in report

@@ -140,3 +140,18 @@ def test_a_config_refuses_a_wrong_value_of_each_field_and_an_unknown_key(cls):
             cls.from_json(dict(_sample_object(cls), **{key: _wrong(hint)}))
     with pytest.raises(ConfigError, match=rf"^{cls.__name__} has no key 'zz_unknown'; it takes "):
         cls.from_json(dict(_sample_object(cls), zz_unknown=1))
+
+
+def _own_fields(cls):
+    return {f.name for f in dataclasses.fields(cls) if f.name in vars(cls).get("__annotations__", {})}
+
+
+def test_a_numerics_test_and_its_build_action_read_the_cases_from_one_schema():
+    """The fields that decide a numerics_test's values are declared once (registry.NumericsCases),
+    and each config adds only its own: before, both declared the same seventeen, and drifted."""
+    shared = {f.name for f in dataclasses.fields(registry.NumericsCases)}
+    for cls, base in ((registry.NumericsValuesConfig, registry.ActionConfig), (contract.NumericsConfig, contract.CheckConfig)):
+        assert issubclass(cls, registry.NumericsCases) and issubclass(cls, base), cls.__name__
+        assert not _own_fields(cls) & shared, f"{cls.__name__} declares again {sorted(_own_fields(cls) & shared)}"
+    # The two differ only where the forms differ: the model and each method's program as each reads them.
+    assert _own_fields(registry.NumericsValuesConfig) == {"model", "method_programs"}

@@ -19,7 +19,7 @@ import os
 import sys
 import typing
 
-from exporter.actions.registry import NUMERICS_REFERENCE, Calibration, ModelConfig
+from exporter.actions.registry import ModelConfig, NumericsCases
 from exporter.core.typed_json import Config, inline
 
 
@@ -27,6 +27,12 @@ from exporter.core.typed_json import Config, inline
 # SQNR near 40 dB; a deep network loses some, and 20 dB (noise at a tenth of the signal's
 # amplitude) still separates a working program from a broken one (docs/quantization.md).
 DEFAULT_QUANTIZED_SQNR_DB = 20.0
+
+# A float program whose backend's runtime computes in bf16 or f16 on this CPU (OpenVINO on a CPU
+# with bf16 units: docs/backends.md), with no floor or tolerance set: 8 significant bits put one
+# rounding near 50 dB, and the zoo's four OpenVINO programs measured 42.4 to 53.6 dB in bf16 on an
+# AMD EPYC (Zen 4); 30 dB leaves room for deeper models, and a wrong operator falls far below it.
+DEFAULT_REDUCED_PRECISION_SQNR_DB = 30.0
 
 # Every exporter module that a test rule or a `bazel run` target of the rules runs, by the name
 # the rules know it by (exporter_facts.bzl's EXPORTER_MODULES): a module that moves in exporter/
@@ -60,7 +66,7 @@ class RunfilesModelConfig(ModelConfig):
 @dataclasses.dataclass(frozen=True)
 class Tolerances(Config):
     """rtol and atol as the test sets them; None takes the default of the program's backends
-    (numerics.DEFAULT_TOLERANCES)."""
+    (numerics.default_tolerances: each backend's record has its own)."""
 
     rtol: float | None = None
     atol: float | None = None
@@ -87,62 +93,40 @@ class CheckConfig(Config):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class NumericsConfig(CheckConfig):
-    """numerics_test: a program's method in the ExecuTorch runtime against a reference.
+class NumericsConfig(CheckConfig, NumericsCases):
+    """numerics_test: a program's method in the ExecuTorch runtime against a reference. Its fields
+    are NumericsCases' (actions/registry.py: the program, the method, the reference, the cases, the
+    runtimes), with runfiles paths, and:
 
-    program, pte, ptd     the executorch_program, its .pte and its .ptd (external weights) or None
-    method                the method the cases call
-    exported_label, pt2, pt2_manifest, spec   the method's torch_export, its .pt2, manifest, spec
-    reference             "eager" (model), "exported" (the .pt2) or "program" (reference_program)
+    program               the executorch_program's label
     model                 RunfilesModelConfig of the eager model, or None
-    reference_program     {"label", "pt2"} of another torch_export, or None
     backends, quantized   the program's backends; whether its export was quantized
     tolerances, min_sqnr_db, min_top1_agreement   how outputs are judged (numerics.Checks)
-    calibration           Calibration of a quantized program, or None
-    inputs                [{dim: size}]: the cases the test lists besides min, example and max
-    steps, method_programs   numerics_test(steps = ...): the calls in order (steps.py) and each
-                          method's ExportedMethod; () and {} otherwise
-    runtimes              ("python", "native", "arm64") or a part: where the program runs (native.py);
-                          ("tosa_reference",) for a TOSA program (tosa_reference.py)
-    backend_packages      with "tosa_reference": the identity files of Arm's packages (tosa-tools);
-                          with "native" on an OpenVINO program: OpenVINO's (its runtime library)
+    method_programs       numerics_test(steps = ...): each method's ExportedMethod; {} otherwise
+    program_files         {output group: path} of the program's files a reference runtime reads
+                          (core/backends.py's ReferenceRuntime)
+    fvp_runner, fvp_runner_label   with "fvp": a team's Corstone FVP runner (et_runner's command line)
     native_runner, native_runner_label   the native runner's path and label
     arm64_runner          with "arm64": the launcher of native_runner built for aarch64 (qemu)
-    arm64_inputs          [{dim: size}]: the only cases the arm64 runner takes; () for all
     values, values_data   the values the test compares, <name>.values.json and .etvals, which
                           its build action computes (actions/numerics_values.py); None: the
                           test computes them itself (a run outside Bazel)
     """
 
     program: str
-    pte: str
-    ptd: str | None = None
-    method: str = "forward"
-    exported_label: str | None = None
-    pt2: str | None = None
-    pt2_manifest: str | None = None
-    spec: dict | None = None
-    reference: NUMERICS_REFERENCE = "eager"
     model: RunfilesModelConfig | None = None
-    reference_program: dict | None = None
     backends: tuple[str, ...] = ()
     quantized: bool = False
     tolerances: Tolerances = inline()
     min_sqnr_db: float | None = None
     min_top1_agreement: float | None = None
-    calibration: Calibration | None = None
-    inputs: tuple[dict, ...] = ()
-    steps: tuple[dict, ...] = ()
     method_programs: dict[str, ExportedMethod] = dataclasses.field(default_factory=dict)
-    runtimes: tuple[str, ...] = ("python",)
-    backend_packages: tuple[str, ...] = ()
-    vela_tosa: str | None = None  # an Ethos-U program's <name>.vela_tosa.json, for tosa_reference
-    fvp_runner: str | None = None  # with "fvp": a team's Corstone FVP runner (et_runner's command line)
+    program_files: dict[str, str] = dataclasses.field(default_factory=dict)
+    fvp_runner: str | None = None
     fvp_runner_label: str | None = None
     native_runner: str | None = None
     native_runner_label: str | None = None
     arm64_runner: str | None = None
-    arm64_inputs: tuple[dict, ...] = ()
     values: str | None = None
     values_data: str | None = None
 
@@ -175,7 +159,7 @@ class SnapshotConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True)
 class Limits(Config):
-    """A program_budget_test's limits in bytes, and on Vela's figures of an Ethos-U program
+    """A program_budget_test's limits in bytes, and on Vela's figures of a program Vela compiled
     (the manifest's "vela" totals); None for no limit."""
 
     pte_bytes: int | None = None
@@ -186,6 +170,7 @@ class Limits(Config):
     flash_bytes: int | None = None
     min_npu_fraction: float | None = None  # of the operators Vela compiled, on the NPU
     estimated_ms: float | None = None  # Vela's estimate at the system config
+    instructions: dict[str, int] = dataclasses.field(default_factory=dict)  # {method: one call's}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -197,6 +182,8 @@ class BudgetConfig(CheckConfig):
     limits            Limits
     max_growth_percent   how much a figure may grow over the golden's; None: any
     golden, update_target   the golden's workspace-relative path (or None) and its `bazel run` target
+    instructions      the counts of the test's InstructionCount action (actions/instructions.py),
+                      or None without max_instructions
     """
 
     program: str
@@ -208,6 +195,7 @@ class BudgetConfig(CheckConfig):
     limits: Limits = dataclasses.field(default_factory=Limits)
     max_growth_percent: float | None = None
     golden: str | None = None
+    instructions: str | None = None
     kind: typing.Literal["budget"] = "budget"  # golden_config tells a budget's config by it
 
 
@@ -230,7 +218,7 @@ class BundledCasesConfig(CheckConfig):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DelegateStructureConfig(CheckConfig):
-    """delegate_structure_test: a program's Core ML delegates, checked without running them.
+    """delegate_structure_test: a program's delegates, read by their backend's reader without running them.
 
     program, pte   the executorch_program and its .pte
     """
@@ -252,7 +240,7 @@ class GenerationTestConfig(CheckConfig):
     native_runner, native_runner_label   the native runner's path (None: it does not generate)
                            and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
-    backend_packages       identity files of the backends' package repositories (OpenVINO's)
+    backend_packages       identity files of the backends' package repositories
     """
 
     program: str

@@ -135,7 +135,7 @@ def _first(findings, what):
 
 
 def _quantizes_weights_at_run_time(ep):
-    """Whether ep quantizes weights in its graph (OpenVINO's quantizer leaves them unfolded): the
+    """Whether ep quantizes weights in its graph (a quantizer whose record keeps weights unfolded): the
     portable kernel asserts on their float32 scales and aborts the whole process."""
     return any(n.op == "call_function" and "quantize_per_channel" in str(n.target)
                and "dequantize" not in str(n.target) for n in ep.graph.nodes)

@@ -13,6 +13,7 @@ ExecuTorch: it compares, runs the native runners, and imports torch only to expl
 (divergence.py). A config that names no value files (a run outside Bazel) computes them here.
 """
 
+import importlib
 import math
 import sys
 import time
@@ -20,18 +21,20 @@ import time
 import numpy as np
 
 from exporter.checks import arrays, contract, differences
+from exporter.core import backend_site, backends
 from exporter.core.case_inputs import cases, make_inputs  # noqa: F401  (numerics.cases, numerics.make_inputs)
 from exporter.formats import case_values
 
-# float32 defaults: portable kernels follow ATen closely; XNNPACK reorders and fuses arithmetic.
-DEFAULT_TOLERANCES = {"portable": (1e-4, 1e-5), "xnnpack": (1e-3, 1e-4)}  # (rtol, atol)
+# float32 defaults of the portable kernels, which follow ATen closely; a backend's record has its
+# own (XNNPACK's, 1e-3 and 1e-4: it reorders and fuses arithmetic).
+PORTABLE_TOLERANCES = (1e-4, 1e-5)  # (rtol, atol)
 
 
-def default_tolerances(backends):
+def default_tolerances(names):
     """The loosest default among the program's backends (portable when it has none)."""
-    rtol, atol = DEFAULT_TOLERANCES["portable"]
-    for backend in backends:
-        r, a = DEFAULT_TOLERANCES.get(backend, DEFAULT_TOLERANCES["xnnpack"])
+    rtol, atol = PORTABLE_TOLERANCES
+    for name in names:
+        r, a = backends.record(name).tolerances
         rtol, atol = max(rtol, r), max(atol, a)
     return rtol, atol
 
@@ -89,15 +92,33 @@ def top1_matches(actual, expected):
     return int((a.argmax(-1) == e.argmax(-1)).sum()), e.shape[0]
 
 
+def reduced_precision(config):
+    """{backend title: precision} of the program's backends whose runtime computes in less than
+    float32 on this machine (their record's precision_check: OpenVINO on a CPU with bf16 units)."""
+    found = {}
+    for name in config.backends:
+        record = backends.BY_NAME.get(name)
+        if record is not None and record.precision_check:
+            backend_site.activate(config.backend_packages)
+            precision = importlib.import_module(record.precision_check).runtime_precision()
+            if precision != "f32":
+                found[record.title] = precision
+    return found
+
+
 class Floors:
     """The accuracy floors of a numerics_test: SQNR per output and case, top-1 over all cases."""
 
     def __init__(self, config):
         self.sqnr = config.min_sqnr_db
         self.top1 = config.min_top1_agreement
+        self.reduced = {}  # {backend title: precision} that set the SQNR floor
         no_setting = self.sqnr is None and self.top1 is None and not config.tolerances.set
         if config.quantized and no_setting:
             self.sqnr = contract.DEFAULT_QUANTIZED_SQNR_DB
+        elif no_setting:
+            self.reduced = reduced_precision(config)
+            self.sqnr = contract.DEFAULT_REDUCED_PRECISION_SQNR_DB if self.reduced else None
         self.agree, self.rows = 0, 0
 
     @property
@@ -138,6 +159,8 @@ class Checks:
     def describe(self):
         checks = [f"rtol {self.rtol:g}, atol {self.atol:g}"] if self.elementwise else []
         checks += [f"SQNR >= {self.floors.sqnr:g} dB"] if self.floors.sqnr is not None else []
+        checks += [f"{backend} computes in {precision} on this CPU, so SQNR, not rtol/atol: docs/backends.md"
+                   for backend, precision in self.floors.reduced.items()]
         checks += [f"top-1 agreement >= {self.floors.top1:g}"] if self.floors.top1 is not None else []
         return ", ".join(checks)
 
@@ -176,9 +199,7 @@ class Checks:
 
         arm64 = runtime == "arm64"
         runner = config.arm64_runner if arm64 else config.native_runner
-        if config.backend_packages and not arm64:  # OpenVINO's runtime, which the runner's backend loads
-            from exporter.core import backend_site
-
+        if config.backend_packages and not arm64:  # a backend's runtime library, which the runner's backend loads
             backend_site.activate(config.backend_packages)
         try:
             outputs = native.run_calls(config, [(call.method, call.feed) for call in calls], runner, value_file)
@@ -189,17 +210,17 @@ class Checks:
             return False
         return self._cases(calls, outputs, lines, runtime)
 
-    def tosa_reference(self, config, calls, lines):
-        """Runs the calls with the program's TOSA graphs in the TOSA reference model
-        (tosa_reference.py) and compares each with its expected outputs; appends to lines."""
-        from exporter.checks import tosa_reference
-
+    def reference(self, config, runtime, calls, lines):
+        """Runs the calls in a backend's reference runtime (its record's runner module, whose
+        run_calls raises its Unsupported in one line for what it cannot run) and compares each
+        with its expected outputs; appends to lines."""
+        runner = importlib.import_module(str(backends.REFERENCE_RUNTIMES[runtime].runner))
         try:
-            outputs = tosa_reference.run_calls(config, calls)
-        except tosa_reference.Unsupported as e:
-            lines.append(f"  tosa_reference runtime: FAIL, {e}")
+            outputs = runner.run_calls(config, calls)
+        except runner.Unsupported as e:
+            lines.append(f"  {runtime} runtime: FAIL, {e}")
             return False
-        return self._cases(calls, outputs, lines, "tosa_reference")
+        return self._cases(calls, outputs, lines, runtime)
 
     def fvp(self, config, calls, lines):
         """Runs the calls on Arm's Corstone FVP through the team's runner, which takes the native
@@ -234,10 +255,12 @@ class Checks:
             start = time.perf_counter()
             ok &= self.native(config, picked, lines, "arm64")
             self.differences.arm64_seconds = time.perf_counter() - start  # what the arm64 run costs CI
-        if "tosa_reference" in config.runtimes:
-            ok &= self.tosa_reference(config, calls, lines)
-        if "fvp" in config.runtimes:
-            ok &= self.fvp(config, calls, lines)
+        for runtime in config.runtimes:
+            reference = backends.REFERENCE_RUNTIMES.get(runtime)
+            if reference and reference.runner:
+                ok &= self.reference(config, runtime, calls, lines)
+            elif reference:  # reached through the team's runner, which takes the native runner's command line
+                ok &= self.fvp(config, calls, lines)
         self.differences.compare_cpus(lines)
         return ok
 
@@ -305,7 +328,8 @@ def run(config):
     values = load_values(config)
     checks = Checks(config)
     checks.output_names = values.output_names
-    where = "the TOSA reference model" if tuple(config.runtimes) == ("tosa_reference",) else \
+    reference = [backends.REFERENCE_RUNTIMES[r].title for r in config.runtimes if r in backends.REFERENCE_RUNTIMES]
+    where = " and ".join(reference) if len(reference) == len(config.runtimes) else \
         f"ExecuTorch's {runtimes_text(config.runtimes)}"
     lines = [f"{config.label}: {config.program} in {where} vs {values.reference} ({checks.describe()})"]
     python_ok = checks.python(values, lines)

@@ -210,3 +210,16 @@ def test_a_runner_built_for_another_cpu_is_one_line_not_an_exec_format_error(tmp
     assert not ok
     assert "is not a program for this machine's CPU (built with --platforms for another one?); run tests " \
            "without --platforms" in report
+
+
+def test_a_backend_that_computes_in_bf16_here_is_judged_by_sqnr_unless_the_test_says(monkeypatch):
+    """OpenVINO on a CPU with bf16 units (backend_hooks/checks/openvino_precision.py, which
+    tests/backends:openvino_precision_test checks against OpenVINO itself): SQNR, not rtol/atol,
+    and the report says why; a test's own tolerances still rule."""
+    monkeypatch.setattr(numerics, "reduced_precision", lambda config: {"OpenVINO": "bf16"})
+    ok, report = _run(_config("xnnpack"))
+    assert ok, report
+    assert f"(SQNR >= {contract.DEFAULT_REDUCED_PRECISION_SQNR_DB:g} dB, OpenVINO computes in bf16 on this CPU" in report
+    assert "(rtol" not in report.splitlines()[0]
+    ok, report = _run(_config("xnnpack", rtol=1e-3, atol=1e-4))
+    assert ok and "(rtol 0.001, atol 0.0001)" in report, report

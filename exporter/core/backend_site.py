@@ -1,16 +1,17 @@
-"""A backend's packages, from the repository Bazel fetched for it (toolchain/backend_packages.bzl),
+"""A backend's packages, from the repository Bazel fetched for it (toolchain/layered_locks.bzl),
 made importable in the running action.
 
-An action that lowers for, quantizes for or runs a backend whose packages are not in the
-toolchain's lock gets the repository's identity.txt as a declared input (its config's
-"backend_packages"). As the toolchain's python.sh finds its venv, the real folder of that file
-holds the packages, in site-packages/: they go last on sys.path, after the toolchain's, so they
-never shadow it. An action runs in a child process of its own (driver/worker_child.py), so the
-path is gone after the request.
+An action that lowers for, quantizes for or runs a backend whose packages have a lock of their own
+declares the repository's package tree as inputs (its `:packages` target: the identity.txt that its
+config's "backend_packages" names, and site-packages/ beside it), so the tree is in the action's
+key and a remote executor receives it. The packages go last on sys.path, after the toolchain's,
+so they never shadow it. An action runs in a child process of its own (driver/worker_child.py), so
+the path is gone after the request.
 
-ExecuTorch's Python runtime finds OpenVINO's C library through OPENVINO_LIB_PATH, which its
-portable_lib sets only if openvino was importable when it was first imported (the worker imports
-it before any request): set here, before a program is loaded.
+ExecuTorch's runtimes find some backends' C libraries through an environment variable (the
+record's runtime_library), which its Python runtime sets only if the package was importable when
+it was first imported (the worker imports it before any request): set here, before a program is
+loaded.
 """
 
 import glob
@@ -19,36 +20,43 @@ import importlib.metadata
 import os
 import sys
 
+from exporter.core import backends
 from exporter.core.errors import UserError
 
 
 def site_folder(identity):
-    """The site-packages folder of the repository whose identity.txt is `identity`."""
+    """The site-packages folder of the repository whose identity.txt is `identity`: beside the
+    file, where Bazel put the repository (the file's real path), or where the executor put the
+    declared tree."""
     return os.path.join(os.path.dirname(os.path.realpath(identity)), "site-packages")
 
 
 def activate(identities):
-    """Puts each repository's packages on sys.path (last) and points ExecuTorch at OpenVINO's
-    C library when one of them holds openvino."""
+    """Puts each repository's packages on sys.path (last) and sets the variables that point
+    ExecuTorch's runtimes at the backends' C libraries among them."""
     for identity in identities:
         folder = site_folder(identity)
         if not os.path.isdir(folder):
-            raise UserError(f"the backend packages of {identity} are missing ({folder} is not a folder); "
-                            f"run `bazel sync` or remove the repository's folder so that Bazel fetches it again")
+            raise UserError(f"the backend packages of {identity} are missing ({folder} is not a folder): the action "
+                            f"did not get the repository's package tree; declare its :packages target as an input "
+                            f"(rules/private/backends.bzl's backend_packages_labels gives it)")
         if folder not in sys.path:
             sys.path.append(folder)
     if identities:
         importlib.invalidate_caches()
-        _openvino_library()
+        for record in backends.BY_NAME.values():
+            if record.runtime_library:
+                _point_at(*record.runtime_library)
 
 
-def _openvino_library():
-    if os.environ.get("OPENVINO_LIB_PATH"):
+def _point_at(variable, pattern):
+    """Sets `variable` to the first file matching `pattern` under a sys.path folder, unless set."""
+    if os.environ.get(variable):
         return
     for entry in sys.path:
-        found = sorted(glob.glob(os.path.join(entry, "openvino", "libs", "libopenvino_c.so*")))
+        found = sorted(glob.glob(os.path.join(entry, pattern)))
         if found:
-            os.environ["OPENVINO_LIB_PATH"] = found[0]
+            os.environ[variable] = found[0]
             return
 
 

@@ -3,8 +3,8 @@
     main.py [--warm=COMMAND] COMMAND @params       one request, then exit (request.py)
     main.py --warm=COMMAND --persistent_worker     a persistent worker (worker.py)
 
-COMMAND is one of the registered actions (actions.registry.ACTIONS: export, lower, etrecord,
-quantize, calibrate, bundled_program, selected_ops, bundle, tokenizer).
+COMMAND is one of the registered actions (actions/registry.py's ACTIONS, where request.py takes
+its choices from; a command that is not one gets the usage line that lists them).
 """
 
 import argparse

@@ -66,9 +66,9 @@ def _process_start():
     return time.time() - (since_boot - ticks / os.sysconf("SC_CLK_TCK"))
 
 
-# The folders of the exporter package whose files are the toolchain's sources
-# (//exporter:exporter_srcs; exporter/imports_test.py checks that the two agree).
-SOURCE_FOLDERS = ("", "actions", "core", "driver", "formats")
+# The folders of the exporter package whose files are the toolchain's sources, and the backends'
+# hooks beside it (//exporter:exporter_srcs; exporter/imports_test.py checks that the two agree).
+SOURCE_FOLDERS = ("", "actions", "core", "driver", "formats", "../backend_hooks")
 
 
 def source_digest():
@@ -79,7 +79,7 @@ def source_digest():
     digest = hashlib.sha256()
     for folder in SOURCE_FOLDERS:
         path = os.path.join(root, folder)
-        for name in sorted(os.listdir(path)):
+        for name in sorted(os.listdir(path)) if os.path.isdir(path) else ():  # a copy of exporter/ alone has no hooks
             if name.endswith(".py") and not name.endswith("_test.py"):
                 with open(os.path.join(path, name), "rb") as f:
                     digest.update(f"{folder}/{name}".encode() + b"\0" + f.read())

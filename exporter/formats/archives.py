@@ -25,6 +25,8 @@ TorchScript or Python pickle; every entry torch unpickles must pass torch's weig
 unpickler (tensors, containers and the classes torch and torchao allow: no call of anything
 else) before the archive is loaded, and during the load every torch.load is forced to
 weights-only (torch's TORCH_FORCE_WEIGHTS_ONLY_LOAD), so that no fallback can unpickle fully.
+The programs' JSON (a .pt2's models/<name>.json, an ETRecord's programs) holds expressions that
+sympy and torch evaluate as Python: expressions.py checks them first.
 """
 
 import contextlib
@@ -35,6 +37,7 @@ import re
 import zipfile
 
 from exporter.core.errors import BadFile
+from exporter.formats import expressions
 
 # The entries torch.export.save writes (after the archive's own folder), and nothing else.
 _PT2_ENTRIES = re.compile(
@@ -42,8 +45,10 @@ _PT2_ENTRIES = re.compile(
     r"|models/[^/]+\.json|data/sample_inputs/[^/]+\.pt|data/weights/[^/]+_weights_config\.json"
     r"|data/weights/weight_\d+|data/constants/[^/]+_constants_config\.json|data/constants/tensor_\d+"
     r"|extra/[^/]+)")
-# ETRecord entries that ExecuTorch reads with torch.load.
+# ETRecord entries that ExecuTorch reads with torch.load; every other entry but the empty marker
+# is JSON.
 _ETRECORD_PICKLES = ("_state_dict", "_constants", "_example_inputs", "reference_outputs", "representative_inputs")
+_ETRECORD_MARKER = "ETRECORD_V0"
 
 
 @contextlib.contextmanager
@@ -137,6 +142,9 @@ def check_pt2(archive, path):
                 # torch makes an empty entry a zero tensor of the recorded sizes: any size it is told
                 raise BadFile(f"{path}: {entry} is empty, but {config_name} gives {fqn!r} the sizes of a "
                               f"non-empty tensor")
+    for name in names:
+        if name.startswith(folder + "models/") and name.endswith(".json"):
+            expressions.check_program(archive.read(name), name, path)
     _check_unpickles(archive, pickled, path)
 
 
@@ -153,7 +161,12 @@ def _numel(meta):
 
 
 def check_etrecord(path):
-    """Refuses an ETRecord whose pickled entries torch's weights-only unpickler rejects."""
+    """Refuses an ETRecord whose pickled entries torch's weights-only unpickler rejects, or whose
+    programs hold expressions that are not what torch and ExecuTorch write."""
     with open(path, "rb") as f:
         archive = open_zip(f.read(), path, "ETRecord")
-    _check_unpickles(archive, [n for n in archive.namelist() if n.endswith(_ETRECORD_PICKLES)], path)
+    pickled = [n for n in archive.namelist() if n.endswith(_ETRECORD_PICKLES)]
+    for name in archive.namelist():
+        if name not in pickled and name != _ETRECORD_MARKER:
+            expressions.check_program(archive.read(name), name, path)
+    _check_unpickles(archive, pickled, path)

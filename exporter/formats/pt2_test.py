@@ -1,5 +1,8 @@
-"""formats/pt2.py: what a written .pt2 leaves out, and the repair a loaded one needs."""
+"""formats/pt2.py: what a written .pt2 leaves out, the repair a loaded one needs, and what it
+refuses to load."""
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -189,8 +192,34 @@ def _opaque_constant(config):
     return __import__("json").dumps(entries).encode()
 
 
+def _code_that_creates(marker):
+    return f"__import__('pathlib').Path({str(marker)!r}).touch()"
+
+
+def _in_program(change):
+    """A replace= function of _rewritten: the program's JSON changed by change(program)."""
+    def replace(data):
+        program = json.loads(data)
+        change(program)
+        return json.dumps(program).encode()
+    return replace
+
+
+def _size_made_code(marker):
+    """The program's first tensor's first size made an expression (torch sympifies it)."""
+    def change(program):
+        sizes = next(iter(program["graph_module"]["graph"]["tensor_values"].values()))["sizes"]
+        sizes[0] = {"as_expr": {"expr_str": _code_that_creates(marker), "hint": sizes[0]}}
+    return _in_program(change)
+
+
+def _guard_made_code(marker):
+    """A guard of the program (ExportedProgram.module() runs its guards with exec)."""
+    return _in_program(lambda program: program.update(guards_code=[_code_that_creates(marker) + " is None"]))
+
+
 def _poisoned(kind, tmp_path, marker):
-    """A .pt2 whose entry of `kind` holds a pickle that creates `marker`."""
+    """A .pt2 whose entry of `kind` holds a pickle, an expression or a guard that creates `marker`."""
     import pickle
 
     clean, payload = str(tmp_path / "clean.pt2"), pickle.dumps(_CreatesMarker(str(marker)))
@@ -200,6 +229,9 @@ def _poisoned(kind, tmp_path, marker):
         weight = __import__("json").loads(archive.read(next(n for n in archive.namelist()
                                                                if n.endswith(config))))["config"]["weight"]
     out = str(tmp_path / f"{kind}.pt2")
+    if kind in ("size expression", "guard"):
+        made_code = _size_made_code if kind == "size expression" else _guard_made_code
+        return _rewritten(clean, out, replace={"models/model.json": made_code(marker)})
     if kind == "sample inputs":
         return _rewritten(clean, out, replace={"data/sample_inputs/model.pt": payload})
     if kind == "pickled weight":
@@ -219,7 +251,20 @@ def test_torch_alone_runs_a_pickle_in_a_pt2(tmp_path):
     assert marker.exists()
 
 
-@pytest.mark.parametrize("kind", ["sample inputs", "pickled weight", "opaque constant", "aotinductor"])
+@pytest.mark.parametrize("kind", ["size expression", "guard"])
+def test_torch_alone_runs_a_pt2_s_expressions(tmp_path, kind):
+    """Why pt2.load checks them: torch.export.load gives every size expression to sympy.sympify,
+    which evaluates Python, and ExportedProgram.module() runs the guards with exec. If torch
+    stops doing that, this fails."""
+    marker = tmp_path / "marker"
+    path = _poisoned(kind, tmp_path, marker)
+    with contextlib.suppress(Exception):  # whatever torch raises after running the code
+        torch.export.load(path).module()(torch.randn(2, 4))
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", ["sample inputs", "pickled weight", "opaque constant", "aotinductor",
+                                  "size expression", "guard"])
 def test_a_pt2_that_could_run_code_is_refused_in_one_line(tmp_path, kind):
     from exporter.core.errors import BadFile
 
@@ -229,4 +274,4 @@ def test_a_pt2_that_could_run_code_is_refused_in_one_line(tmp_path, kind):
         pt2.load(path)
     assert not marker.exists()
     message = str(refused.value)
-    assert "\n" not in message and message.startswith(path), message
+    assert "\n" not in message and message.startswith(path) and " entry " in message, message

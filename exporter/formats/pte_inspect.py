@@ -174,7 +174,7 @@ def format_value(v):
 
 def delegates_by_backend(summary):
     """{backend id: {"blobs", "bytes", "methods"}} over every method of a .pte's summary: what a
-    delegate's id names is the backend that runs it (XnnpackBackend, OpenvinoBackend, ...)."""
+    delegate's id names is the backend that runs it (its record's delegate_id, e.g. XnnpackBackend)."""
     found = {}
     for method, m in summary["methods"].items():
         for backend, d in m["delegates"].items():

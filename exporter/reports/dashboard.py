@@ -1,6 +1,7 @@
 """The ProgramDashboard action: programs' report summaries -> one page across them
 (reports/dashboard_page.py). It reads only JSON: each program's <name>.report.json, and the configs
-that program_budget_test and numerics_test write (their label, program, limits and SQNR floor).
+that program_budget_test and numerics_test write (their label, program, limits and SQNR floor),
+and the instruction counts of budgets with max_instructions (actions/instructions.py).
 """
 
 import os
@@ -32,6 +33,10 @@ def run(config):
     """Runs the action for a DashboardConfig."""
     summaries = [_summary(p) for p in config.summaries]
     budgets = [_test(p, ("label", "program", "limits")) for p in config.budgets]
+    counts = {found["program"]: found["methods"] for found in (read_json(p, "the instruction counts")
+                                                              for p in config.instructions)}
+    for budget in budgets:  # each method's instructions per call, beside the figures of its manifest
+        budget["counts"] = counts.get(budget["program"], {})
     numerics = [_test(p, ("label", "program", "min_sqnr_db")) for p in config.numerics]
     html_path = config.outputs["html"]
     text = dashboard_page.render(summaries, config.title, config.package, budgets, numerics)

@@ -4,11 +4,12 @@ and the SQNR floors of their numerics_tests, with a link to each program's repor
 
 import posixpath
 
-from exporter.core.backends import DELEGATE_IDS
+from exporter.core import backends
 from exporter.reports import graph_dot, report_figures
 from exporter.reports.report_html import Raw, bar, esc, note, page, percent, section, size, table
 
 _BAR = "#2563eb"
+INSTRUCTIONS = "instructions "  # a budgeted method's instructions per call: "instructions forward"
 
 
 def output_dir(label):
@@ -40,12 +41,21 @@ def budget_figures(budget, summary):
     for method, limit in sorted((limits.get("planned_bytes") or {}).items()):
         found.append((f"planned {method}", summary["planned"].get(method), limit))
     for backend, limit in sorted((limits.get("delegate_bytes") or {}).items()):
-        delegates = summary["by_backend"].get(DELEGATE_IDS[backend], {})
+        delegates = summary["by_backend"].get(backends.record(backend).delegate_id, {})
         found.append((f"delegates {backend}", delegates.get("bytes", 0), limit))
-    for name, key in (("Vela SRAM", "sram_bytes"), ("Vela flash", "flash_bytes")):  # an Ethos-U program's
+    for name, key in (("Vela SRAM", "sram_bytes"), ("Vela flash", "flash_bytes")):  # a program Vela compiled
         if limits.get(key) is not None:
             found.append((name, summary.get("vela", {}).get(key), limits[key]))
+    for method, limit in sorted((limits.get("instructions") or {}).items()):  # counts, not bytes
+        found.append((f"{INSTRUCTIONS}{method}", budget.get("counts", {}).get(method), limit))
     return found
+
+
+def _figure_text(name, value):
+    """A figure's cell: an instruction count as a number, any other figure as a size."""
+    if value is None:
+        return "-"
+    return f"{value:,}" if name.startswith(INSTRUCTIONS) else size(value)
 
 
 def headroom(figures):
@@ -90,11 +100,13 @@ def budgets_section(summaries, budgets):
         if summary is None:
             continue
         for name, now, limit in budget_figures(budget, summary):
-            rows.append([Raw(f"<code>{esc(budget['label'])}</code>"), name, size(now), size(limit),
+            rows.append([Raw(f"<code>{esc(budget['label'])}</code>"), name, _figure_text(name, now), _figure_text(name, limit),
                          percent(limit - now, limit) if now is not None else "-",
                          bar([("used", now or 0, _BAR)], limit)])
     body = note("Each program_budget_test's limits, against the program's figures now; headroom is "
-                "the share of the limit still free. The test also fails on growth past its golden.")
+                "the share of the limit still free. The test also fails on growth past its golden. "
+                "\"instructions <method>\" is one call's instructions in the native runner, counted by "
+                "callgrind in one thread (max_instructions).")
     return section("budgets", "Budgets", body + table(
         ["program_budget_test", "figure", "now", "limit", "headroom", ""], rows, numeric=(2, 3, 4)))
 

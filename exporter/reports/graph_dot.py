@@ -12,14 +12,18 @@ import os
 import re
 import subprocess
 
-# Colours by who runs an operator; a backend not listed takes the next of EXTRA.
+from exporter.core import backends
+
+# Colours by who runs an operator: a backend's delegates take its record's colour (by delegate id),
+# a delegate no record names the next of EXTRA.
 PORTABLE = "#f59e0b"
-BACKENDS = {"XnnpackBackend": "#2563eb", "OpenvinoBackend": "#0891b2", "CoreMLBackend": "#c026d3"}
-EXTRA = ("#7c3aed", "#db2777", "#0d9488", "#65a30d")
+BACKENDS = {r.delegate_id: r.colour for r in backends.BY_NAME.values() if r.delegate_id and r.colour}
+EXTRA = ("#0d9488", "#65a30d", "#4f46e5", "#be123c")
 IO = "#059669"
+# The light shade of each colour, a node's fill.
 TINTS = {"#2563eb": "#dbeafe", "#f59e0b": "#fef3c7", "#7c3aed": "#ede9fe", "#db2777": "#fce7f3",
          "#0d9488": "#ccfbf1", "#65a30d": "#ecfccb", "#059669": "#d1fae5", "#0891b2": "#cffafe",
-         "#c026d3": "#fae8ff"}
+         "#c026d3": "#fae8ff", "#4f46e5": "#e0e7ff", "#be123c": "#ffe4e6"}
 
 
 def backend_colour(backend, known=None):

@@ -5,6 +5,7 @@ render(data) takes what reports/report.py read: the graph record, the .pte summa
 manifests, the SVG of each method's graph, and the optional ETDump profile.
 """
 
+from exporter.core import backends
 from exporter.reports import graph_dot, report_charts, report_figures
 from exporter.reports.report_html import Raw, bar, esc, legend, note, number, page, percent, section, size, table
 
@@ -194,9 +195,13 @@ def memory_section(graph):
     return section("memory", "Memory plan", "".join(parts))
 
 
+# The backends whose delegates Vela compiles (their records' vela_figures), as the report names them.
+VELA_TARGETS = " or ".join(r.title for r in backends.BY_NAME.values() if r.vela_figures)
+
+
 def vela_section(vela):
-    """Vela's figures of an Ethos-U program (the manifest's "vela", actions/vela.py): its totals,
-    then each compile (one per Ethos-U delegate)."""
+    """Vela's figures of a program it compiled (the manifest's "vela", backend_hooks/vela.py): its
+    totals, then each compile (one per delegate)."""
     totals = [["SRAM", size(vela["sram_bytes"])], ["flash (on- and off-chip)", size(vela["flash_bytes"])],
               ["DRAM", size(vela["dram_bytes"])],
               ["operators on the NPU", f"{vela['npu_operators']:,} of {vela['npu_operators'] + vela['cpu_operators']:,} "
@@ -206,22 +211,22 @@ def vela_section(vela):
     rows = [[i, c["accelerator"], c["system_config"], c["memory_mode"], f"{c['clock_hz'] / 1e6:g} MHz",
              size(c["sram_bytes"]), size(c["flash_bytes"]), f"{c['npu_operators']} / {c['cpu_operators']}",
              f"{c['macs']:,}", f"{c['cycles']:,}", f"{c['estimated_ms']:g}"] for i, c in enumerate(vela["compiles"])]
-    return section("vela", "Ethos-U (Vela)", note(
+    return section("vela", f"{VELA_TARGETS} (Vela)", note(
         "Vela's own estimates, from its summary and per-layer CSV files, written when the lowering compiled "
-        "each Ethos-U delegate: memory Vela plans, operators it places, cycles at the system config's clock. "
-        "Totals add up over the delegates. The command stream runs only on an Ethos-U NPU (a board or Arm's "
+        f"each {VELA_TARGETS} delegate: memory Vela plans, operators it places, cycles at the system config's clock. "
+        f"Totals add up over the delegates. The command stream runs only on an {VELA_TARGETS} NPU (a board or Arm's "
         "Corstone FVP).") + table(["", ""], totals) + "<h3>Each Vela compile</h3>" + table(
         ["compile", "accelerator", "system config", "memory mode", "clock", "SRAM", "flash", "NPU / CPU operators",
          "MACs", "cycles", "ms"], rows, numeric=(0, 5, 6, 8, 9, 10)))
 
 
 def fallback_section(rejected):
-    """The operators Arm's partitioner left on the CPU, with its reasons (the manifest's
-    "cpu_fallback", actions/arm_fallback.py)."""
+    """The operators a backend's partitioner left on the CPU, with its reasons (the manifest's
+    "cpu_fallback", which backend_hooks/arm_fallback.py writes)."""
     rows = [[Raw(f"<code>{esc(r['operator'])}</code>"), Raw(f"<code>{esc(r['node'])}</code>"), r["reason"]]
             for r in rejected]
     return section("fallback", "Left on the CPU", note(
-        "Operators Arm's partitioner did not give to the TOSA or Ethos-U delegate, each with the reason the "
+        "Operators the backend's partitioner did not give to its delegate, each with the reason the "
         "partitioner gave (ExecuTorch's WhyNoPartitionReporter). They run on the CPU, with the program's "
         "kernels.") + table(["operator", "node", "reason"], rows))
 
@@ -306,7 +311,7 @@ def summary(data, report_name):
         "planned_bytes": max(planned.values()) if planned else 0,
         "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
-        # An Ethos-U program's Vela figures, for its budgets on the dashboard; other summaries keep their bytes.
+        # Vela's figures of a program it compiled, for its budgets on the dashboard; other summaries keep their bytes.
         **({"vela": {k: manifest["vela"][k] for k in ("sram_bytes", "flash_bytes")}} if "vela" in manifest else {}),
     }
 
@@ -327,7 +332,7 @@ def kpis(data, brief):
     found.append(("planned memory", size(brief["planned_bytes"])))
     vela = data["manifest"].get("vela")
     if vela:
-        found += [("Ethos-U SRAM", size(vela["sram_bytes"])), ("Ethos-U flash", size(vela["flash_bytes"])),
+        found += [(f"{VELA_TARGETS} SRAM", size(vela["sram_bytes"])), (f"{VELA_TARGETS} flash", size(vela["flash_bytes"])),
                   ("Vela's estimate", f"{vela['estimated_ms']:g} ms")]
     if brief["p50_ms"] is not None:
         found.append(("native p50", f"{brief['p50_ms']:.3f} ms"))
@@ -344,7 +349,7 @@ def render(data, report_name):
         ("delegation", "Delegation", delegation_section(graph, colours)),
         ("size", "Size", size_section(data)),
         ("memory", "Memory", memory_section(graph)),
-        *([("vela", "Ethos-U", vela_section(data["manifest"]["vela"]))] if "vela" in data["manifest"] else []),
+        *([("vela", VELA_TARGETS, vela_section(data["manifest"]["vela"]))] if "vela" in data["manifest"] else []),
         *([("fallback", "CPU fallback", fallback_section(data["manifest"]["cpu_fallback"]))]
           if "cpu_fallback" in data["manifest"] else []),
         ("profile", "Native time", profile_section(data.get("profile"))),

@@ -76,7 +76,7 @@ def test_the_report_is_self_contained_and_the_same_bytes_twice(tmp_path):
     assert 0 < summary["delegated"]["flops"] <= 1
 
 
-# Two refusals as Arm's partitioner words them (actions/arm_fallback.py); one reason holds markup.
+# Two refusals as Arm's partitioner words them (backend_hooks/arm_fallback.py); one reason holds markup.
 CPU_FALLBACK = [
     {"node": "aten_index_select_default", "operator": "aten.index_select.default",
      "reason": "Op is not supported on U55."},
@@ -107,9 +107,10 @@ def test_the_report_lists_each_operator_left_on_the_cpu_with_its_reason(tmp_path
     assert "attention_mask &lt;bool&gt; which" in rows
 
 
-def _dashboard_config(tmp_path, summaries, budgets=()):
+def _dashboard_config(tmp_path, summaries, budgets=(), instructions=()):
     return registry.DashboardConfig(identity="", title="//pkg:dashboard", package="pkg", summaries=tuple(summaries),
-                                    budgets=tuple(budgets), outputs={"html": str(tmp_path / "dashboard.html")}, raw={})
+                                    budgets=tuple(budgets), instructions=tuple(instructions),
+                                    outputs={"html": str(tmp_path / "dashboard.html")}, raw={})
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +134,19 @@ def test_the_dashboard_links_the_report_and_shows_the_budget_s_headroom(tmp_path
     assert '<a href="../exporter/tests/tiny.report.html">' in text  # from bazel-bin/pkg to the report
     assert "50.0%" in text  # half the .pte limit is free
     assert "http://" not in text.replace("http://www.w3.org/", "")
+
+
+def test_the_dashboard_shows_each_method_s_instructions_against_its_budget(tmp_path, tiny_summary):
+    with open(tiny_summary, encoding="utf-8") as f:
+        program = json.load(f)["label"]
+    budget, counts = tmp_path / "budget.json", tmp_path / "counts.json"
+    budget.write_text(json.dumps({"label": "//exporter/tests:tiny_budget_test", "program": program,
+                                  "limits": {"instructions": {"forward": 4_000_000}}}))
+    counts.write_text(json.dumps({"program": program, "methods": {"forward": 1_000_000}, "load": 9_000_000}))
+    dashboard.run(_dashboard_config(tmp_path, [tiny_summary], [str(budget)], [str(counts)]))
+    rows = (tmp_path / "dashboard.html").read_text().split('id="budgets"')[1]
+    assert "<td>instructions forward</td><td>1,000,000</td><td>4,000,000</td><td>75.0%</td>" in rows.replace(
+        ' class="n"', "")
 
 
 @pytest.mark.parametrize("content", ["[]", '{"format": "something else"}', "not json"])

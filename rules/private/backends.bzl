@@ -3,14 +3,18 @@ tosa(...) or ethos_u(...).
 
 A value is a string, so that it goes wherever `backends` went before (one list, a dict per
 method, executorch_programs' variants, llm_program): the backend's name, then its options as
-JSON, `openvino{"device":"GPU"}`. The rules check each one at analysis against the exporter's
-facts (BACKENDS, BACKEND_OPTIONS, from exporter/core/backends.py) and write the options, defaults
-filled in, into the lowering's config. A backend with a lock of its own (BACKENDS_WITH_LOCK)
-brings the label of its packages' repository, which the macros add to the targets that name it:
-nothing else refers to that repository, so only those builds fetch it.
+JSON, `openvino{"device":"GPU"}`. The rules check each one at analysis against the backends'
+records (BACKENDS, BACKEND_OPTIONS and BACKEND_RECORDS, generated from exporter/core/backends.py)
+and write the options, defaults filled in, into the lowering's config. A backend with a lock of
+its own brings the label of its packages' repository, which the macros add to the targets that
+name it: nothing else refers to that repository, so only those builds fetch it.
+
+Besides the helpers below (a backend with options has one, exported by defs.bzl), and the checks
+of options that depend on one another, everything here reads the records: no other rule names a
+backend.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKENDS_WITH_LOCK", "BACKEND_OPTIONS", "BACKEND_RUNTIMES")
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_OPTIONS", "BACKEND_RECORDS", "PORTABLE_RUNTIMES", "REFERENCE_RUNTIMES")
 
 def backend(name, **options):
     """A backend with options, as `backends` takes it; openvino(...) and coreml(...) call it.
@@ -30,9 +34,10 @@ def openvino(**options):
     """OpenVINO (Intel CPUs, GPUs and NPUs), with its options (docs/backends.md).
 
     Args:
-      **options: device: "CPU" (default), "GPU" or "NPU"; precision: OpenVINO's inference
-        precision hint, "f32" (default: the error stays at XNNPACK's order on every CPU),
-        "bf16" or "f16".
+      **options: device: "CPU" (default), "GPU" or "NPU"; precision: the inference precision
+        hint the lowering compiles with, "f32" (default), "bf16" or "f16". ExecuTorch's runtime
+        imports the program without it, so a CPU with bf16 units computes in bf16 whatever it
+        says (docs/backends.md).
 
     Returns:
       The backend's value for `backends`, e.g. backends = [openvino(device = "GPU")].
@@ -146,6 +151,25 @@ def parse_backends(where, values, options):
         names.append(name)
     return names
 
+def packages_label(name):
+    """The label of backend `name`'s package repository, or None for a backend without a lock."""
+    lock = BACKEND_RECORDS[name]["lock"] if name in BACKEND_RECORDS else None
+    return "@torch_export_backend_{}//:packages".format(lock) if lock else None
+
+def package_identities(files):
+    """The identity files among the files of package repositories (their `:packages`).
+
+    An action's config names these, while the action declares every file
+    (toolchain/layered_locks.bzl).
+
+    Args:
+      files: the Files of some repositories' `:packages`.
+
+    Returns:
+      Their identity.txt Files, in order.
+    """
+    return [f for f in files if f.owner.name == "identity.txt"]
+
 def backend_packages_labels(values):
     """The labels of the package repositories of the backends among `values` (for macros).
 
@@ -155,19 +179,16 @@ def backend_packages_labels(values):
     Returns:
       A list of labels, e.g. ["@torch_export_backend_openvino//:packages"].
     """
-    names = {backend_name(v): None for v in values}
-    repositories = {BACKENDS_WITH_LOCK[name]: None for name in BACKENDS_WITH_LOCK if name in names}
-    return ["@torch_export_backend_{}//:packages".format(repository) for repository in repositories]
-
-# The backends whose compiled code is for the CPU that lowered it: OpenVINO's blob carries that
-# CPU's best instruction set and loads only on a CPU with the same (docs/caching.md,
-# "Per-machine programs"). Their actions stay off remote caches and executors. TOSA's and Vela's
-# output is for the Arm target named in the options, not for the lowering machine's CPU.
-PER_MACHINE_BACKENDS = ["openvino"]
+    labels = [packages_label(backend_name(v)) for v in values]
+    return {label: None for label in labels if label}.keys()
 
 def per_machine(names):
-    """Whether a program of these backends (names) is per machine."""
-    return bool([name for name in names if name in PER_MACHINE_BACKENDS])
+    """Whether a program of these backends (names) is per machine.
+
+    Its compiled code is then for the CPU that lowered it, so its actions stay off remote caches
+    and executors (docs/caching.md, "Per-machine programs").
+    """
+    return bool([name for name in names if BACKEND_RECORDS[name]["per_machine"]])
 
 def runtimes_here(backends):
     """The numerics_test runtimes that can run a program of `backends` on this machine.
@@ -176,18 +197,19 @@ def runtimes_here(backends):
       backends: backend names ([] is the portable runtime, which every runtime runs).
 
     Returns:
-      A list, e.g. ["python"] for an OpenVINO program, [] for a Core ML one.
+      A list, e.g. ["python", "native"] for an OpenVINO program, [] for a Core ML one.
     """
-    runtimes = BACKEND_RUNTIMES["xnnpack"]
+    runtimes = PORTABLE_RUNTIMES
     for name in backends:
-        runtimes = [r for r in runtimes if r in BACKEND_RUNTIMES.get(name, [])]
+        runtimes = [r for r in runtimes if r in BACKEND_RECORDS[name]["runtimes"]]
     return runtimes
 
-# The backends that compile the weights into their delegate blob, inside the .pte: ExecuTorch
-# writes none of them to a .ptd (docs/backends.md, "Every program form"). TOSA's blob is the TOSA
-# graph with its constants (measured: the lowering leaves no named data), Ethos-U's is Vela's
-# command stream with the weights it packed for the NPU.
-WEIGHTS_IN_BLOB_BACKENDS = ["openvino", "coreml", "tosa", "ethos_u"]
+def reference_runtimes(name):
+    """The runtimes that run backend `name`'s delegates in a reference of it, e.g. ["tosa_reference"].
+
+    They run no ExecuTorch, so runtimes_here leaves them out.
+    """
+    return BACKEND_RECORDS[name]["reference_runtimes"]
 
 def check_backend_weights(where, weights, names):
     """Fails in one line when weights = "external" meets a backend that keeps its weights in its blob.
@@ -197,18 +219,13 @@ def check_backend_weights(where, weights, names):
       weights: the program's weights attribute.
       names: the program's backend names.
     """
-    inside = [name for name in names if name in WEIGHTS_IN_BLOB_BACKENDS]
+    inside = [name for name in names if BACKEND_RECORDS[name]["weights_in_blob"]]
     if weights == "external" and inside:
         fail(where + "weights = \"external\" cannot move {}'s weights to a .ptd: {} compiles them into its delegate blob in the .pte; set weights = \"inline\" (or backends = [\"xnnpack\"] for a separate .ptd)".format(inside[0], inside[0]))
 
-# The backends that take static shapes only. OpenVINO's openvino_compile types each input of its
-# partition from an example value, and a dynamic size reaches it as a SymInt, which has no type
-# (the LLM's sequence length: AttributeError 'SymInt' object has no attribute 'type'); with a
-# dynamic batch only, the lowering passes and the delegate returns the largest batch's output
-# whatever the input's (docs/backends.md, "The zoo's programs per backend"). Arm's lowering fails on
-# a dynamic batch in one of its graph passes (measured with TOSA-1.0+FP; Ethos-U lowers through
-# the same TOSA graph).
-STATIC_SHAPE_BACKENDS = ["openvino", "tosa", "ethos_u"]
+def takes_static_shapes_only(names):
+    """Whether a backend among `names` takes static shapes only (its lowering fails on a dynamic size)."""
+    return bool([name for name in names if BACKEND_RECORDS[name]["static_shapes"]])
 
 def check_static_shapes(where, method, backends, spec_label, dims):
     """Fails in one line when a method lowered for a static-shape backend has dynamic dims.
@@ -220,53 +237,83 @@ def check_static_shapes(where, method, backends, spec_label, dims):
       spec_label: the label of the shape spec it was exported with.
       dims: that spec's dynamic dims ({name: ...}).
     """
-    static = [name for name in backends if name in STATIC_SHAPE_BACKENDS]
+    static = [name for name in backends if BACKEND_RECORDS[name]["static_shapes"]]
     if static and dims:
         fail(where + "method {} is lowered for {}, which takes static shapes only, but its export's shape spec {} has dynamic dims {}; export it with a shape_spec of fixed sizes (no dims) for this program".format(method, static[0], spec_label, sorted(dims.keys())))
 
-# The backends no runtime of this machine runs: where their programs run, and where to test them.
-RUNS_ONLY_ON = {
-    "coreml": ("Apple hardware", "a Mac or an iPhone"),
-    "ethos_u": ("an Ethos-U NPU", "a board or Arm's Corstone FVP"),
-    "tosa": ("a TOSA device", "a TOSA device"),
-}
+def integer_only(name, options):
+    """Whether a backend with these options runs integer operators only (its record's integer_only).
 
-# Runtimes beside ExecuTorch's that run a backend's delegate in a reference of the backend: the
-# TOSA reference model (tosa-tools) runs a TOSA program's graph, or the INT TOSA graph Vela
-# compiled an Ethos-U delegate from, and the quantize and dequantize operators around it
-# (exporter/checks/tosa_reference.py). runtimes_here() leaves them out: an
-# executorch_benchmark or the zoo's arm64 check has nothing to time or run there.
-# "fvp" runs an Ethos-U program's command stream on Arm's Corstone FVP, through the runner a
-# team names (numerics_test's fvp_runner); no FVP is on this machine.
-REFERENCE_RUNTIMES = {"tosa": ["tosa_reference"], "ethos_u": ["tosa_reference", "fvp"]}
+    A float program lowered for such a backend would stay on the CPU.
+
+    Args:
+      name: the backend.
+      options: its options, every one (as parse_backend gives them; {} for none).
+
+    Returns:
+      True or False.
+    """
+    rule = BACKEND_RECORDS[name]["integer_only"]
+    if type(rule) == "bool":
+        return rule
+    return not [key for key, value in rule.items() if options.get(key) != value]
+
+def integer_only_text(name, options):
+    """The backend as the integer-only message names it: "ethos_u", or "tosa(profile = \"INT\")".
+
+    Args:
+      name: the backend.
+      options: its options, every one.
+
+    Returns:
+      The name, with the options that make it integer-only.
+    """
+    rule = BACKEND_RECORDS[name]["integer_only"]
+    if type(rule) == "bool":
+        return name
+    return "{}({})".format(name, ", ".join(["{} = {}".format(key, json.encode(options[key])) for key in sorted(rule.keys())]))
 
 def runs_only_on(name):
     """Where a program of backend `name` runs, for messages: "Apple hardware" for coreml."""
-    return RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))[0]
+    return (BACKEND_RECORDS[name]["runs_on"] or ["its own hardware", "its device"])[0]
+
+def test_device(name):
+    """What to test a program of backend `name` on, when no runtime here runs it: "a Mac or an iPhone"."""
+    return (BACKEND_RECORDS[name]["runs_on"] or ["its own hardware", "its device"])[1]
+
+def _article(text):
+    return "an" if text[0].lower() in "aeiou" else "a"
+
+def _check_reference_runtimes(where, runtimes, backends):
+    """Fails when a reference runtime is asked of a method none of whose backends it runs."""
+    for runtime in [r for r in runtimes if r in REFERENCE_RUNTIMES]:
+        offering = [name for name in BACKENDS if runtime in BACKEND_RECORDS[name]["reference_runtimes"]]
+        if not [name for name in backends if name in offering]:
+            fail(where + "runtime {} runs {}, and this method is lowered for {}; remove {} from runtimes, or lower the program with backends = [{}(...)]".format(runtime, REFERENCE_RUNTIMES[runtime]["runs"], backends, runtime, offering[0]))
+
+def _team_runtimes_text(allowed):
+    """" (and on Arm's Corstone FVP with fvp_runner)" for the reference runtimes a team's runner reaches."""
+    return "".join([" (and on {} with {}_runner)".format(REFERENCE_RUNTIMES[r]["title"], r) for r in allowed if REFERENCE_RUNTIMES.get(r, {}).get("team_runner")])
 
 def check_backend_runtimes(where, runtimes, backends):
     """Fails in one line when a runtime of a numerics_test cannot run a program of `backends`.
 
-    Core ML programs run on Apple hardware only, Ethos-U's on the NPU; OpenVINO's run in ExecuTorch's Python runtime
-    and the native runner, but not on arm64 (OpenVINO's packages here are for x86-64).
+    Each backend's record says where its programs run here (its runtimes and reference
+    runtimes), and where they run when nothing here does.
 
     Args:
       where: the message prefix naming the test.
       runtimes: the test's runtimes.
       backends: the backend names of the method under test.
     """
-    reference = [r for r in runtimes if r in [x for listed in REFERENCE_RUNTIMES.values() for x in listed]]
-    if "fvp" in runtimes and "ethos_u" not in backends:
-        fail(where + "runtime fvp runs an Ethos-U program on Arm's Corstone FVP, and this method is lowered for {}; remove fvp from runtimes".format(backends))
-    if reference and not [name for name in backends if name in REFERENCE_RUNTIMES]:
-        fail(where + "runtime {} runs a TOSA program's graph, and this method is lowered for {}; remove {} from runtimes, or lower the program with backends = [tosa(...)]".format(reference[0], backends, reference[0]))
+    _check_reference_runtimes(where, runtimes, backends)
     for name in backends:
-        allowed = BACKEND_RUNTIMES.get(name, []) + REFERENCE_RUNTIMES.get(name, [])
+        record = BACKEND_RECORDS[name]
+        allowed = record["runtimes"] + record["reference_runtimes"]
         if not allowed:
-            place, device = RUNS_ONLY_ON.get(name, ("its own hardware", "its device"))
-            article = "an" if name[0] in "aeiou" else "a"
-            fail(where + "{} {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(article, name, place, device))
+            place, device = record["runs_on"] or ["its own hardware", "its device"]
+            fail(where + "{} {} program runs on {} only, and no runtime of this machine can run it; remove this numerics_test and test the program on {} (docs/backends.md)".format(_article(name), name, place, device))
         wrong = [r for r in runtimes if r not in allowed]
-        here = [r for r in allowed if r != "fvp"]  # the FVP needs a team's runner: not advised
+        here = [r for r in allowed if not REFERENCE_RUNTIMES.get(r, {}).get("team_runner")]  # a team's runner: not advised
         if wrong:
-            fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only{} (docs/backends.md); set runtimes = {}".format(wrong, name, here, " (and on Arm's Corstone FVP with fvp_runner)" if "fvp" in allowed else "", here))
+            fail(where + "runtimes {} cannot run a program lowered for {}, which runs here in {} only{} (docs/backends.md); set runtimes = {}".format(wrong, name, here, _team_runtimes_text(allowed), here))

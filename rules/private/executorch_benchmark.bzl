@@ -4,7 +4,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
-load(":backends.bzl", "runs_only_on", "runtimes_here")
+load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
 # The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it
@@ -16,7 +16,7 @@ NATIVE_RUNNER_ATTRS = {
         default = DEFAULT_NATIVE_RUNNER,
         executable = True,
         cfg = "target",
-        doc = "The native runner: //native:et_runner (the wheel's kernels, XNNPACK and, on x86-64, OpenVINO), or a cc_binary of //native:runner_main that also links an app's own kernels.",
+        doc = "The native runner: //native:et_runner (the wheel's kernels and the backends it links, docs/native.md), or a cc_binary of //native:runner_main that also links an app's own kernels.",
     ),
 }
 
@@ -65,7 +65,7 @@ def _mode(ctx, where, program):
     runtimes = runtimes_here(program.backends)
     if not runtimes:
         nowhere = [name for name in program.backends if not runtimes_here([name])]
-        fail(where + "program {} is lowered for {}, which runs on {} only; no runtime of this machine can time it: benchmark it on {} (docs/backends.md)".format(program.label, program.backends, runs_only_on(nowhere[0]), "a Mac or an iPhone" if nowhere[0] == "coreml" else "the device"))
+        fail(where + "program {} is lowered for {}, which runs on {} only; no runtime of this machine can time it: benchmark it on {} (docs/backends.md)".format(program.label, program.backends, runs_only_on(nowhere[0]), test_device(nowhere[0])))
     arm64 = Arm64BinaryInfo in ctx.attr.native_runner
     if arm64 and "arm64" not in runtimes:
         fail(where + "program {} ({}) runs here in {} only, not on arm64; remove native_runner".format(program.label, program.backends, runtimes))
@@ -86,7 +86,7 @@ def _executorch_benchmark_impl(ctx):
         str(ctx.attr.warmup),
         str(ctx.attr.iterations),
         mode,
-    ] + [f.short_path for f in program.backend_packages]
+    ] + [f.short_path for f in package_identities(program.backend_packages)]
 
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
@@ -122,9 +122,9 @@ With an arm64_binary as native_runner, the figures come from the arm64 runner, w
 runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
 JSON) and times no Python runtime beside them.
 
-An OpenVINO program runs in the native runner with OpenVINO's runtime from its backend's
-packages (x86-64 only; docs/backends.md); a Core ML program fails at analysis: it runs on Apple
-hardware only.""",
+A program of a backend with packages of its own runs with them (its runtime library, from the
+backend's repository; docs/backends.md); one that no runtime here runs fails at analysis, naming
+the hardware it runs on.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),

@@ -49,10 +49,9 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         <name>.etrecord (output group etrecord).
       backends: the delegates to partition for: ["xnnpack"] (default), or [] for the portable
         runtime only; or, for a program with methods, one list per method, e.g. {"forward":
-        ["xnnpack"], "batched": []} (docs/programs.md, "Backends per method"). A program with
-        ethos_u(...) also records Vela's figures in its manifest ("vela") and in
-        <name>.vela.json (output group vela), and writes the TOSA graphs Vela compiled,
-        <name>.vela_tosa.json (output group vela_tosa; docs/backends.md).
+        ["xnnpack"], "batched": []} (docs/programs.md, "Backends per method"). A backend may
+        write files of its own beside the .pte, each in an output group (Vela's figures, for
+        one; docs/backends.md lists them).
       **kwargs: weights, summary, and the common attributes (tags, visibility, ...).
     """
     executorch_program_rule(name = name, **program_attrs(

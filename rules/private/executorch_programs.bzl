@@ -1,8 +1,8 @@
 """executorch_programs: one executorch_program (and its numerics_test) per device class."""
 
-load("//exporter:exporter_facts.bzl", "BACKEND_RUNTIMES")
+load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS")
 load("//rules/private/testing:numerics_test.bzl", "numerics_test")
-load(":backends.bzl", "backend_name", "runs_only_on")
+load(":backends.bzl", "backend_name", "runs_only_on", "runtimes_here")
 load(":executorch_program.bzl", "executorch_program")
 
 def _where(name):
@@ -12,7 +12,7 @@ def _where(name):
 def _runs_nowhere_here(backends):
     """The first of `backends` (a list, or one per method) that no runtime here runs, or None."""
     values = [v for listed in backends.values() for v in listed] if type(backends) == "dict" else backends
-    names = [backend_name(v) for v in values if BACKEND_RUNTIMES.get(backend_name(v), [None]) == []]
+    names = [backend_name(v) for v in values if backend_name(v) in BACKEND_RECORDS and not runtimes_here([backend_name(v)])]
     return names[0] if names else None
 
 def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
@@ -47,8 +47,9 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
       name: the prefix of every target, and the test_suite's name.
       variants: {variant name: {attribute: value}}; a variant may set backends, exported (e.g.
         a torch_quantize), methods, metadata, weights and summary, and `numerics`: arguments of its
-        numerics_test (e.g. {"min_sqnr_db": 20}; {"runtimes": ["python"]} for OpenVINO), or None
-        for no numerics_test, which a Core ML variant must set (it runs on Apple hardware only).
+        numerics_test (e.g. {"min_sqnr_db": 20}; {"runtimes": ["python"]} for a backend that runs
+        here in the Python runtime only), or None for no numerics_test, which a variant of a
+        backend that no runtime here runs must set (docs/backends.md says where each runs).
         Example: {"xnnpack": {"backends": ["xnnpack"]}, "portable": {"backends": []}}.
       exported: the default exported program of every variant.
       methods: instead of exported, the default methods of every variant.

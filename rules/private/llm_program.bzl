@@ -5,19 +5,19 @@ Its rule lowers like executorch_program's (lowering.bzl's lower_program), with s
 add the tokenizer and the runner's limits to the lowering, which writes the runner's constant
 methods (exporter/actions/llm.py)."""
 
-load("//exporter:exporter_facts.bzl", "HF_MODEL_ENTRY")
+load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "HF_MODEL_ENTRY")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo")
 load("//rules/private/lib:attr_checks.bzl", "macro_label")
 load("//rules/private/lib:lowering.bzl", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
-load(":backends.bzl", "STATIC_SHAPE_BACKENDS", "backend_name")
+load(":backends.bzl", "backend_name", "takes_static_shapes_only")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
 def _static_shapes(backends):
-    """Whether a backend of `backends` takes static shapes only (OpenVINO, Arm's)."""
-    return [b for b in backends if backend_name(b) in STATIC_SHAPE_BACKENDS] != []
+    """Whether a backend of `backends` (values, unchecked) takes static shapes only."""
+    return takes_static_shapes_only([backend_name(b) for b in backends if backend_name(b) in BACKEND_RECORDS])
 
 def _llm_program_impl(ctx):
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
@@ -92,7 +92,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
     those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
     serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
     declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of
-    static shapes such as OpenVINO, docs/llm.md), the export
+    static shapes, docs/llm.md), the export
     (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
     get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the

@@ -121,6 +121,7 @@ def _program_dashboard_impl(ctx):
         summaries = depset(summaries, transitive = [i.summaries for i in included]),
         budgets = depset([f for t in ctx.attr.budgets for f in t.files.to_list()], transitive = [i.budgets for i in included]),
         numerics = depset([f for t in ctx.attr.numerics for f in t.files.to_list()], transitive = [i.numerics for i in included]),
+        instructions = depset(ctx.files.instructions, transitive = [i.instructions for i in included]),
     )
     html = ctx.actions.declare_file(ctx.label.name + ".html")
     run_exporter(
@@ -133,8 +134,9 @@ def _program_dashboard_impl(ctx):
             "summaries": [f.path for f in info.summaries.to_list()],
             "budgets": [f.path for f in info.budgets.to_list()],
             "numerics": [f.path for f in info.numerics.to_list()],
+            "instructions": [f.path for f in info.instructions.to_list()],
         },
-        inputs = depset(transitive = [info.summaries, info.budgets, info.numerics]),
+        inputs = depset(transitive = [info.summaries, info.budgets, info.numerics, info.instructions]),
         outputs = {"html": html},
     )
 
@@ -149,6 +151,7 @@ _program_dashboard = rule(
         "programs": attr.label_list(providers = [ExecuTorchProgramInfo], doc = "The programs to show."),
         "budgets": attr.label_list(allow_files = [".json"], doc = "The program_budget_tests' configs (<test>.config.json)."),
         "numerics": attr.label_list(allow_files = [".json"], doc = "The numerics_tests' configs (<test>.config.json)."),
+        "instructions": attr.label_list(allow_files = [".json"], doc = "The program_budget_tests' instruction counts (<test>.instructions.json)."),
         "dashboards": attr.label_list(providers = [ProgramDashboardInfo], doc = "Other program_dashboards to include."),
     }),
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
@@ -157,7 +160,7 @@ _program_dashboard = rule(
 def _configs(tests):
     return [t + ".config.json" if ":" in t or t.startswith("//") else ":" + t + ".config.json" for t in tests]
 
-def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboards = [], **kwargs):
+def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboards = [], instructions = [], **kwargs):
     """One page across programs: `<name>.html`, linking each program's report.
 
     For each program: its size, delegation share, planned memory, and each backend in its
@@ -174,6 +177,8 @@ def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboar
       numerics: numerics_test targets of those programs.
       dashboards: other program_dashboard targets whose programs, budgets and tests to include,
         e.g. one per package.
+      instructions: the instruction counts of budgets with max_instructions, each
+        `<test>.instructions.json`: the page shows each method's count against its budget.
       **kwargs: passed to the rule (visibility, tags, ...).
     """
     _program_dashboard(
@@ -182,5 +187,6 @@ def program_dashboard(name, programs = [], budgets = [], numerics = [], dashboar
         budgets = _configs(budgets),
         numerics = _configs(numerics),
         dashboards = dashboards,
+        instructions = instructions,
         **kwargs
     )

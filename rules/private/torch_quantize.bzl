@@ -1,11 +1,12 @@
 """torch_quantize: PT2E quantization of a torch_export's .pt2, giving a quantized .pt2."""
 
-load("//exporter:exporter_facts.bzl", "BACKENDS_WITH_LOCK", "CONFIG_DEFAULTS", "QUANTIZERS", "QUANTIZER_SCHEMES", "SCHEMES")
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "QUANTIZERS", "QUANTIZER_SCHEMES", "SCHEMES")
 load("//rules:providers.bzl", "CalibrationDataInfo", "ExportedProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
 load("//rules/private/lib:config_entries.bzl", "exported_config")
 load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
+load(":backends.bzl", "package_identities", "packages_label")
 load(":torch_export.bzl", "declare_pt2", "exported_program_providers")
 
 # The quantization's defaults (exporter/actions/registry.py's QuantizeConfig). SCHEMES maps each
@@ -26,19 +27,18 @@ def _check(ctx):
         fail(where + "scheme {} computes activation scales at run time and observes no calibration batches; remove calibration (or use a static scheme)".format(repr(ctx.attr.scheme)))
 
 def _quantizer_packages(quantizer):
-    """The package repository a quantizer imports from (nncf, for OpenVINO's), or None.
+    """The package repository of the quantizer's backend, if its packages have a lock of their own.
 
     A computed default, so that only a torch_quantize that names such a quantizer fetches it.
     """
-    if quantizer in BACKENDS_WITH_LOCK:
-        return Label("@torch_export_backend_{}//:packages".format(BACKENDS_WITH_LOCK[quantizer]))
-    return None
+    label = packages_label(quantizer)
+    return Label(label) if label else None
 
 def _packages_config(ctx):
     # Only when there are some, so that the configs of XNNPACK's quantizations keep their bytes.
     if not ctx.files._quantizer_packages:
         return {}
-    return {"backend_packages": [f.path for f in ctx.files._quantizer_packages]}
+    return {"backend_packages": [f.path for f in package_identities(ctx.files._quantizer_packages)]}
 
 def _torch_quantize_impl(ctx):
     _check(ctx)
@@ -88,9 +88,9 @@ torch_quantize = rule(
         ),
         "quantizer": attr.string(
             default = _DEFAULTS["quantizer"],
-            doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer), or \"openvino\" " +
-                  "(OpenVINO's OpenVINOQuantizer, int8 for programs lowered with openvino(); " +
-                  "scheme \"int8_static_per_channel\" only).",
+            doc = "The PT2E quantizer: \"xnnpack\" (ExecuTorch's XNNPACKQuantizer), or the name " +
+                  "of another backend with a quantizer of its own, for programs lowered for that " +
+                  "backend; docs/backends.md lists them and the schemes each takes.",
         ),
         "_quantizer_packages": attr.label(
             default = _quantizer_packages,

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from exporter.checks import budget, contract, numerics, tosa_reference
+from backend_hooks.checks import tosa_reference
+from exporter.checks import budget, contract, numerics
 from exporter.core.errors import BadFile
 from exporter.formats import pte_inspect
 from exporter.reports import dashboard_page
@@ -131,6 +132,13 @@ def test_a_budget_of_vela_s_figures_fails_in_one_line_on_a_manifest_without_them
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert "//tests/backends:conv_linear_tosa_int has no Vela figures in its manifest" in error
+
+
+def test_the_ethos_u_report_draws_its_delegate_in_the_record_s_colour():
+    """Before, no record gave the Arm backends a colour: their reports took the next spare one."""
+    with open(PACKAGE + "conv_linear_ethos_u.report.html", encoding="utf-8") as f:
+        html = f.read()
+    assert re.search(r'<i style="background:#db2777"></i>EthosUBackend: \d+ of \d+ operators', html)
 
 
 def test_the_report_shows_vela_s_figures():

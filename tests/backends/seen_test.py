@@ -81,6 +81,18 @@ def test_each_backend_has_a_colour_of_its_own():
     assert all(c in graph_dot.TINTS for c in colours)
 
 
+def test_every_backend_s_delegates_have_a_colour_of_their_own_from_its_record():
+    """TOSA's and Ethos-U's too: before, graph_dot named three backends' delegate ids, and the Arm
+    programs' reports drew their delegates in whatever colour came next."""
+    from exporter.core import backends
+
+    colours = {r.delegate_id: graph_dot.BACKENDS.get(r.delegate_id) for r in backends.BY_NAME.values() if r.delegate_id}
+    assert set(colours) >= {"TOSABackend", "EthosUBackend"}
+    assert colours == {r.delegate_id: r.colour for r in backends.BY_NAME.values() if r.delegate_id}
+    assert None not in colours.values() and len(set(colours.values())) == len(colours)
+    assert graph_dot.PORTABLE not in colours.values() and not set(colours.values()) & set(graph_dot.EXTRA)
+
+
 def test_the_dashboard_gives_each_program_s_delegation_by_backend():
     html = _text("dashboard.html")
     for backend in BACKENDS:

@@ -46,6 +46,7 @@ DEFAULT_INCLUDE = (
     ".bazelversion",
     "BUILD",
     "WORKSPACE",
+    "backend_hooks",
     "bazelw",
     "exporter",
     "native",

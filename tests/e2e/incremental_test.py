@@ -5,7 +5,9 @@ One workspace is built once; each test then makes one edit, runs `bazel test //z
 and checks exactly which actions ran.
 """
 
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -333,7 +335,7 @@ def test_an_interrupted_build_leaves_nothing_that_harms_the_next_one(ws, tmp_pat
 
 
 def test_a_worker_killed_mid_build_fails_that_build_and_the_next_one_succeeds(ws):
-    """Runs last: it kills the workspace's export worker while a request runs in its child."""
+    """Runs next to last: it kills the workspace's export worker while a request runs in its child."""
     _edit(ws, "zoo/gate.py", "import torch\n", "import time\n\nimport torch\n\ntime.sleep(15)\n")
     build = ws.popen("build", "//zoo:gate_pte")
     deadline = time.monotonic() + 300
@@ -351,3 +353,49 @@ def test_a_worker_killed_mid_build_fails_that_build_and_the_next_one_succeeds(ws
     assert retry.labels("TorchExport") == ["//zoo:gate_ep"]
     assert {s["runner"] for s in retry.executed("TorchExport")} == {"worker"}
     assert os.path.exists(os.path.join(ws.path, "bazel-bin/zoo/gate_pte.pte"))
+
+
+# The toy backend: one record and one hooks module, as a team adds a backend (CONTRIBUTING.md,
+# "Adding a backend"), and the targets that show where it must appear.
+TOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toy_backend")
+
+
+def _toy_file(name):
+    with open(os.path.join(TOY, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def _add_the_toy_backend(ws):
+    """The record, last in the records' tuple; the hooks module, beside the others; then the facts."""
+    _edit(ws, "exporter/core/backends.py", "\n)\n\nBY_NAME = ", "\n" + _toy_file("record.txt") + ")\n\nBY_NAME = ")
+    ws.write("backend_hooks/toy.py", _toy_file("toy.py"))
+    ws.bazel("run", "//exporter:update_exporter_facts", log=False).check()
+    ws.write("toy/BUILD", _toy_file("BUILD.toy"))
+
+
+def _analysis_error(ws, target):
+    result = ws.bazel("build", "--nobuild", target)
+    assert result.code != 0, f"{target} passed analysis"
+    return result.stderr
+
+
+def test_a_backend_of_one_record_and_one_hooks_module_appears_everywhere(ws):
+    """Runs last: it changes the toolchain's sources. The toy backend's delegate shows in the
+    manifest, pte_inspect, the report (in its record's colour) and a budget; a numerics_test of it
+    and an unknown backend fail at analysis, each naming it."""
+    _add_the_toy_backend(ws)
+    ws.build("//toy:mlp_toy", "//toy:mlp_toy_report")
+    manifest = json.loads(ws.read("bazel-bin/toy/mlp_toy.pte.json"))
+    assert manifest["backends"] == ["toy"]
+    assert list(manifest["methods"]["forward"]["delegates"]) == ["ToyBackend"]
+    assert list(manifest["backend_packages"]["toy"]["packages"]) == ["numpy"]
+    inspected = ws.bazel("run", "//toy:mlp_toy.inspect", log=False).check().stdout
+    assert "delegates by backend: ToyBackend\n" in inspected
+    report = ws.read("bazel-bin/toy/mlp_toy.report.html")
+    assert re.search(r'<i style="background:#a16207"></i>ToyBackend: \d+ of \d+ operators', report)
+    budget = ws.bazel("test", "//toy:mlp_toy_budget_test", "--test_output=all").check()
+    assert re.search(r"^  delegates toy +\d", budget.stdout, re.M), budget.stdout[-3000:]
+    assert ("a toy program runs on a toy board only, and no runtime of this machine can run it; remove this "
+            "numerics_test and test the program on the toy board") in _analysis_error(ws, "//toy:mlp_toy_numerics_test")
+    assert ('use one of ["xnnpack", "openvino", "coreml", "tosa", "ethos_u", "toy"]'
+            in _analysis_error(ws, "//toy:mlp_vulkan"))

@@ -13,7 +13,8 @@ from runfiles import Runfiles
 
 from exporter.checks import etvals
 from exporter.core.errors import BadFile
-from exporter.formats import ptd, pte_inspect, pte_schema
+from exporter.formats import pt2, ptd, pte_inspect, pte_schema
+from tests.hostile import mutants
 
 RUNFILES = Runfiles.Create()
 
@@ -24,6 +25,7 @@ def _path(relative):
 
 RUNNER = _path("native/et_runner")
 GRU = _path("models/gru/gru_pte.pte")
+GRU_EP = _path("models/gru/gru_ep.pt2")
 MOBILENET, MOBILENET_PTD = (_path(f"models/mobilenet/mobilenet_external_v1.{x}") for x in ("pte", "ptd"))
 
 
@@ -147,3 +149,20 @@ def test_the_python_reader_fails_in_one_line(case, tmp_path):
         read(path)
     message = str(refused.value)
     assert "\n" not in message and message.startswith(path) and case[5] in message, message
+
+
+# Python planted where torch evaluates a .pt2's text (mutants.planted): a size expression
+# (sympy.sympify, in torch.export.load) or a guard (exec, in ExportedProgram.module()).
+PLANTED = [("expr_str", "holds the size expression"), ("guards_code", "holds the guard")]
+
+
+@pytest.mark.parametrize("only, refusal", PLANTED, ids=[p[0] for p in PLANTED])
+def test_python_planted_in_a_pt2_is_refused_and_never_runs(only, refusal, tmp_path):
+    marker, path = tmp_path / "marker", tmp_path / "planted.pt2"
+    with open(GRU_EP, "rb") as f:
+        path.write_bytes(mutants.planted(f.read(), str(marker), seed=0, only=only)[1])
+    with pytest.raises(BadFile) as refused:
+        pt2.load(str(path))
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(str(path)) and f"models/model.json {refusal}" in message, message
+    assert not marker.exists()

@@ -12,6 +12,10 @@ A zip archive (.pt2) checks each entry with a CRC, so changed bytes are caught b
 parses them. Its "structure" and "word" mutants are therefore crafted ones, as a writer of a
 shared cache could make them: an entry's content is changed (a JSON entry's value replaced by an
 extreme one, or bytes of another entry changed) and the archive written again with valid CRCs.
+
+A .pt2 can also have Python planted where torch evaluates its text (`planted`): a size
+expression (sympy.sympify) or a guard (exec, in ExportedProgram.module()), replaced by code that
+creates a marker file, alone or inside what torch wrote.
 """
 
 import io
@@ -50,6 +54,13 @@ def _json_leaves(value, path=()):
         yield path
 
 
+def _holder(value, path):
+    """The container at path inside a JSON value."""
+    for key in path:
+        value = value[key]
+    return value
+
+
 def _crafted_zip(data, rng, kind):
     """The archive with one entry's content changed, written again with valid CRCs."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -63,10 +74,7 @@ def _crafted_zip(data, rng, kind):
         leaves = list(_json_leaves(value))
         if leaves and leaves[0]:
             *parents, last = rng.choice(leaves)
-            holder = value
-            for key in parents:
-                holder = holder[key]
-            holder[last] = rng.choice(_EXTREMES)
+            _holder(value, parents)[last] = rng.choice(_EXTREMES)
         content = json.dumps(value).encode()
     elif content:
         changed = bytearray(content)
@@ -74,11 +82,49 @@ def _crafted_zip(data, rng, kind):
             changed[rng.randrange(len(changed))] = rng.randrange(256)
         content = bytes(changed)
     contents[target] = content
+    return _zipped(infos, contents)
+
+
+def _zipped(infos, contents):
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         for info, body in zip(infos, contents):
             archive.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), body)
     return out.getvalue()
+
+
+def code_that_creates(marker):
+    return f"__import__('pathlib').Path({marker!r}).touch()"
+
+
+# How planted code sits in a size expression or a guard: alone, inside what torch wrote, as a
+# string that sympy's Max sympifies again.
+_PLANTED = {
+    "expr_str": ("{code}", "Add({written}, {code})", "Max({written}, {code!r})", "{written} if {code} else {written}"),
+    "guards_code": ("{code} is None", "{written} or {code} is None"),
+}
+
+
+def planted(data, marker, seed, only=None):
+    """(what was planted, the .pt2) with one of its size expressions or guards replaced by Python
+    that creates the file `marker` (a program without guards gets one): the seed picks which
+    and how; only ("expr_str" or "guards_code") picks the kind."""
+    rng = random.Random(seed)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        contents = [archive.read(info) for info in infos]
+    target = next(i for i, info in enumerate(infos) if info.filename.endswith("/models/model.json"))
+    program = json.loads(contents[target])
+    kind, code = only or rng.choice(sorted(_PLANTED)), code_that_creates(marker)
+    places = [path for path in _json_leaves(program) if kind in path[-2:]]
+    if places:
+        *parents, last = rng.choice(places)
+        holder = _holder(program, parents)
+        holder[last] = rng.choice(_PLANTED[kind]).format(written=holder[last], code=code)
+    else:
+        program[kind] = [_PLANTED[kind][0].format(code=code)]
+    contents[target] = json.dumps(program).encode()
+    return f"planted {kind}", _zipped(infos, contents)
 
 
 def mutant(data, seed):

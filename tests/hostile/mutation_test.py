@@ -8,6 +8,8 @@ signal or hang, and every failure must be one line that names the file: the runn
 Each kind of file is one test; its table row says which file is mutated, how many mutants,
 and how the native runner is given a mutant (a .pt2 and a .bpte are read by Python only).
 The counts are printed (`bazel test --test_output=all`); a failure lists the first offenders.
+A row's planted mutants hold Python where torch evaluates text (mutants.planted): each must be
+refused, and none may create its marker.
 """
 
 import collections
@@ -45,6 +47,7 @@ class Case:
     count: int                # how many mutants
     native: object = None     # (mutant, scratch folder) -> the runner's arguments, or None
     seed_base: int = 0        # seeds are seed_base + 0 .. count - 1
+    planted: int = 0          # and so many with Python planted (mutants.planted), seeds after those
 
 
 CASES = [
@@ -53,7 +56,7 @@ CASES = [
          lambda m, tmp: [MOBILENET_V1, "--data", m, "--call", "forward"], 10_000),
     Case("etvals", None, 100,
          lambda m, tmp: [GRU, "--call", f"forward={m}:{m}.out.etvals"], 20_000),
-    Case("pt2", "models/cond/cond_ep.pt2", 100, None, 30_000),
+    Case("pt2", "models/cond/cond_ep.pt2", 100, None, 30_000, planted=40),
     Case("bpte", "models/mobilenet/mobilenet_external_bundle.bpte", 60, None, 40_000),
 ]
 
@@ -70,10 +73,17 @@ def _source_bytes(case, folder):
 
 
 def _write_mutants(case, data, folder):
-    """[(path, kind of damage)]; the valid file comes first, as mutant -1."""
+    """[(path, kind of damage)]; the valid file comes first, as mutant -1. Planted code creates
+    <folder>/markers/<seed>."""
     written = []
-    for seed in [None] + [case.seed_base + i for i in range(case.count)]:
-        damage, raw = ("none", data) if seed is None else mutants.mutant(data, seed)
+    os.makedirs(os.path.join(folder, "markers"))
+    for seed in [None] + [case.seed_base + i for i in range(case.count + case.planted)]:
+        if seed is None:
+            damage, raw = "none", data
+        elif seed >= case.seed_base + case.count:
+            damage, raw = mutants.planted(data, os.path.join(folder, "markers", str(seed)), seed)
+        else:
+            damage, raw = mutants.mutant(data, seed)
         path = os.path.join(folder, f"{case.kind}_{'valid' if seed is None else seed}.{case.kind}")
         with open(path, "wb") as f:
             f.write(raw)
@@ -142,16 +152,21 @@ def test_mutants_fail_in_one_line_and_never_by_a_signal(case, tmp_path):
     for tool, found in outcomes.items():
         if not found:
             continue
-        tallies[tool] = collections.Counter(outcome for path, (outcome, _) in found.items() if path != paths[0])
+        tallies[tool] = collections.Counter(("planted, " if damage[path].startswith("planted") else "") + outcome
+                                            for path, (outcome, _) in found.items() if path != paths[0])
         bad = []
         for path, (outcome, message) in sorted(found.items()):
             if path == paths[0] and outcome != "ok":
                 bad.insert(0, f"{tool}: the valid {case.kind} fails: {message}")
             elif outcome not in ("ok", "one line", "one line, crash contained"):
                 bad.append(f"{tool} {outcome}: {os.path.basename(path)} ({damage[path]}): {message[:300]}")
+            elif damage[path].startswith("planted") and outcome != "one line":
+                bad.append(f"{tool} {outcome}, not refused: {os.path.basename(path)} ({damage[path]})")
         bad.sort(key=lambda line: " signal: " not in line and " hang: " not in line)  # the worst first
         offenders += bad[:8] + ([f"{tool}: ... and {len(bad) - 8} more"] if len(bad) > 8 else [])
-    summary = f"{case.kind}: {case.count} mutants of {case.source or 'a GRU input file'}; " + "; ".join(
+    ran = sorted(os.listdir(tmp_path / "markers"))
+    offenders += [f"planted code ran in {len(ran)} mutants: {', '.join(ran[:8])}"] if ran else []
+    summary = f"{case.kind}: {case.count} mutants (and {case.planted} planted) of {case.source or 'a GRU input file'}; " + "; ".join(
         f"{tool} {dict(sorted(t.items()))}" for tool, t in tallies.items())
     print(summary)
     assert not offenders, summary + "\n" + "\n".join(offenders)

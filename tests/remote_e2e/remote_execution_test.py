@@ -11,7 +11,8 @@ One executor, one image venv and two Bazel output bases serve every case:
 
 The targets default to one action of each exporter mnemonic, or two: //zoo_remote:app, a
 bundle of the e2e zoo's quantized conv program and its language model, and //zoo:mlp_ep, the
-export the executor is killed in (nine actions). The nightly tier's remote_execution_zoo_test
+export the executor is killed in (nine actions); and the zoo's Ethos-U program,
+//models/kws:kws_ethos_u55 (four more), whose lowering needs Arm's packages from their own lock. The nightly tier's remote_execution_zoo_test
 builds the whole zoo (//zoo:all, 18 actions). `//models/...` took 5 to 15 minutes remotely on a
 shared 2-core machine (and its local reference build 3 to 9), too long for CI; run it with
 --test_env=RULES_TORCH_EXPORT_REMOTE_TARGETS=//models/... (docs/remote-execution.md).
@@ -31,12 +32,16 @@ from tests.e2e import harness, network_probe, zoo_workspace
 from tests.remote_e2e import buildbox_executor, image_venv
 
 EVERY_MNEMONIC = ["//zoo_remote:app", "//zoo:mlp_ep"]
-TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", " ".join(EVERY_MNEMONIC)).split()
+# The zoo's Ethos-U program (its export, calibration, Arm's quantizer and Vela's lowering): the
+# backend's packages reach the executor as the actions' declared inputs (toolchain/layered_locks.bzl).
+ETHOS_U = "//models/kws:kws_ethos_u55"
+DEFAULT_TARGETS = EVERY_MNEMONIC + [ETHOS_U]
+TARGETS = os.environ.get("RULES_TORCH_EXPORT_REMOTE_TARGETS", " ".join(DEFAULT_TARGETS)).split()
 # The exporter actions each known target set runs: every mnemonic, at least once.
 ACTIONS = {
     ("//zoo:all",): dict(zoo_workspace.ACTIONS, ModelBundle=1),
-    tuple(EVERY_MNEMONIC): {"TorchExport": 3, "CalibrationData": 1, "TorchQuantize": 1,
-                            "ExecuTorchLower": 2, "TokenizerCheck": 1, "ModelBundle": 1},
+    tuple(DEFAULT_TARGETS): {"TorchExport": 4, "CalibrationData": 2, "TorchQuantize": 2,
+                             "ExecuTorchLower": 3, "TokenizerCheck": 1, "ModelBundle": 1},
 }
 EXPECTED = ACTIONS.get(tuple(TARGETS))
 
@@ -185,6 +190,8 @@ def test_every_exporter_action_runs_remotely_and_gives_the_local_bytes(
     assert sorted(products) == sorted(local_digests)
     assert any(p.endswith(".pte") for p in products)
     assert {p: _comparable(ws, p) for p in products} == local_digests
+    if ETHOS_U in TARGETS:  # Vela compiled it remotely: its figures are in the remote build's manifest
+        assert "vela" in json.loads(ws.read("bazel-bin/models/kws/kws_ethos_u55.pte.json"))
 
 
 def test_a_second_checkout_gets_every_result_from_the_remote_cache(remote, image, remote_build):

@@ -95,6 +95,7 @@ TYPE_HINTS = {
     ("program_budget_test", "max_estimated_ms"): "int, float or None",
     ("program_budget_test", "max_sram_bytes"): "int or string such as \"64KiB\", or None",
     ("program_budget_test", "max_flash_bytes"): "int or string such as \"256KiB\", or None",
+    ("program_budget_test", "max_instructions"): "dict of method name to int or string such as \"40M\"",
     ("numerics_test", "fvp_runner"): "label or None",
     ("program_budget_test", "golden"): "string (a file name in this package) or None",
     ("bundled_program", "inputs"): "list of dicts of dim name to int, or dict of method name to such lists",

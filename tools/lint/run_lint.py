@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 # The Python of the product and its tools; models/, examples/ and tests/ are test code and fixtures.
-FOLDERS = ("exporter", "native", "bench", "tools")
+FOLDERS = ("exporter", "backend_hooks", "native", "bench", "tools")
 
 
 def source_root():

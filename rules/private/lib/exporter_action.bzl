@@ -19,15 +19,15 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per
 
     Args:
       ctx: the rule context; its rule must declare TORCH_EXPORT_TOOLCHAIN_TYPE.
-      command: one of the registry's commands (EXPORTER_ACTIONS): export, lower, etrecord,
-        quantize, calibrate, bundle, bundled_program, selected_ops, tokenizer, report, dashboard,
-        and the test rules' snapshot_text and numerics_values.
+      command: one of the registry's commands, EXPORTER_ACTIONS' keys (generated from
+        exporter/actions/registry.py).
       progress_message: shown while the action runs; name the target in it.
       config: dict of options for the exporter; "label", "identity" and "outputs" are added.
       inputs: list or depset of the Files the exporter reads besides the toolchain's.
       outputs: dict of role -> declared File (or directory).
-      per_machine: True for outputs that depend on this machine's CPU (an OpenVINO program):
-        the action is no-remote, neither cached remotely nor run by a remote executor.
+      per_machine: True for outputs that depend on this machine's CPU (a program of a backend
+        whose record says per_machine): the action is no-remote, neither cached remotely nor run
+        by a remote executor.
 
     Returns:
       The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
@@ -108,7 +108,7 @@ def execution_requirements(toolchain, worker, remote, per_machine = False):
     The sandbox's; the worker's, under the key of `worker`'s mnemonic (Bazel 4.2.3 keys a worker
     by "worker-key-mnemonic" when set, else by the action's mnemonic); no-remote-exec for an
     action that needs a tool of this machine that the remote image lacks (graphviz's dot); and
-    no-remote for one whose outputs are per machine (an OpenVINO program's). Public for
+    no-remote for one whose outputs are per machine (a per-machine backend's program). Public for
     tests/starlark: Bazel 4.2.3 shows an action's execution_info to Starlark only with
     --experimental_google_legacy_api.
 

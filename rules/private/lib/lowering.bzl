@@ -8,10 +8,10 @@ action and the providers. Each rule's macro turns its arguments into PROGRAM_ATT
 program_attrs.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKENDS", "CONFIG_DEFAULTS", "WEIGHTS")
+load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "CONFIG_DEFAULTS", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
-load("//rules/private:backends.bzl", "backend_packages_labels", "check_backend_weights", "check_static_shapes", "parse_backends", "per_machine")
+load("//rules/private:backends.bzl", "backend_packages_labels", "check_backend_weights", "check_static_shapes", "integer_only", "integer_only_text", "package_identities", "parse_backends", "per_machine")
 load("//rules/private:program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 load(":attr_checks.bzl", "check_one_of", "message_prefix")
@@ -22,6 +22,10 @@ load(":linear_expr.bzl", "is_identifier")
 # The lowering's defaults (exporter/actions/registry.py's LowerConfig).
 LOWER_DEFAULTS = CONFIG_DEFAULTS["lower"]
 DEFAULT_KERNELS = [library["name"] for library in LOWER_DEFAULTS["kernels"]]
+
+# The files backends write beside the .pte (their records' outputs): each an output group of
+# every program, empty unless the program is lowered for that backend.
+_BACKEND_OUTPUTS = sorted({role: None for record in BACKEND_RECORDS.values() for role in record["outputs"]}.keys())
 
 # The constant method every program gets: its methods' input names, dtypes, shapes and dims.
 INPUT_SCHEMA = "input_schema"
@@ -117,17 +121,21 @@ def _method_backends(ctx, where, methods):
     backends = sorted({b: None for listed in method_backends.values() for b in listed}.keys())
     return backends, method_backends, options
 
+def _binds(quantizer):
+    """Whether a program quantized by `quantizer` lowers only for the backend of that name."""
+    own = BACKEND_RECORDS[quantizer]["quantizer"] if quantizer in BACKEND_RECORDS else None
+    return bool(own and own["binds"])
+
 def _check_quantizers(where, methods, method_backends):
     """Fails when a method quantized by a backend's own quantizer is lowered for another backend.
 
-    Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md). XNNPACK's
-    quantizer and torchao's eager quantization (torch_export's quantize) give programs that any
-    backend lowers, so only the other backends' quantizers (OpenVINO's, Arm's tosa and ethos_u)
-    bind a method to theirs.
+    Measured, the lowering then fails deep inside ExecuTorch (docs/backends.md). Some quantizers
+    (XNNPACK's) and torchao's eager quantization (torch_export's quantize) give programs that any
+    backend lowers; the others bind a method to their backend (their record's quantizer "binds").
     """
     for name, exported in methods.items():
-        quantizer = (exported.quantization or {}).get("quantizer", "xnnpack")
-        if quantizer in BACKENDS and quantizer != "xnnpack" and method_backends[name] != [quantizer]:
+        quantizer = (exported.quantization or {}).get("quantizer")
+        if quantizer and _binds(quantizer) and method_backends[name] != [quantizer]:
             fail(where + "method {} comes from {}, quantized with quantizer = {}, which only the {} backend lowers, but its backends are {}; set backends = [{}()] (or quantize with quantizer = \"xnnpack\")".format(
                 name,
                 exported.label,
@@ -137,14 +145,17 @@ def _check_quantizers(where, methods, method_backends):
                 quantizer,
             ))
 
-def _check_integer_only(where, methods, method_backends):
-    """Fails when a float method is lowered for ethos_u, which runs integer operators only.
+def _check_integer_only(where, methods, method_backends, options):
+    """Fails when a float method is lowered for a backend that runs integer operators only.
 
-    Measured, Ethos-U's partitioner would leave every float operator on the CPU without a word.
+    Measured, such a backend's partitioner would leave every float operator on the CPU without a
+    word (the lowering checks it again, exporter/actions/lower.py).
     """
     for name, exported in methods.items():
-        if "ethos_u" in method_backends[name] and not exported.quantization:
-            fail(where + "method {} comes from {}, which is not quantized, and ethos_u runs integer operators only; quantize it with torch_quantize(quantizer = \"ethos_u\") and lower that".format(name, exported.label))
+        for backend in method_backends[name]:
+            if not exported.quantization and integer_only(backend, options.get(backend, {})):
+                quantizer = backend if BACKEND_RECORDS[backend]["quantizer"] else "xnnpack"
+                fail(where + "method {} comes from {}, which is not quantized, and {} runs integer operators only; quantize it with torch_quantize(quantizer = \"{}\") and lower that".format(name, exported.label, integer_only_text(backend, options.get(backend, {})), quantizer))
 
 def _backends_text(ctx, method_backends):
     """For the progress message: "xnnpack", "portable" or "forward: xnnpack; batched: portable"."""
@@ -180,7 +191,7 @@ def _check(ctx, where):
     methods = _methods(ctx, where)
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
     _check_quantizers(where, methods, method_backends)
-    _check_integer_only(where, methods, method_backends)
+    _check_integer_only(where, methods, method_backends, backend_options)
     for name, exported in methods.items():
         check_static_shapes(where, name, method_backends[name], exported.spec.label, exported.spec.spec["dims"])
     metadata = _metadata(ctx, where, methods)
@@ -206,8 +217,8 @@ def _check(ctx, where):
 def _declare_outputs(ctx, checked):
     """{role: File} of the lowering: pte, manifest, selected_ops, and ptd and summary on request.
 
-    An Ethos-U program also writes vela_tosa: the TOSA graphs Vela compiled, which numerics_test's
-    tosa_reference runtime runs; and vela: Vela's summary, its manifest's "vela" entry.
+    A backend may write files of its own beside them (its record's outputs, each its own output
+    group; docs/backends.md lists them).
     """
     outputs = {
         "pte": ctx.actions.declare_file(ctx.label.name + ".pte"),
@@ -219,9 +230,9 @@ def _declare_outputs(ctx, checked):
         # What pte_inspect --json prints, so tests and CI can diff it.
         outputs["summary"] = ctx.actions.declare_file(ctx.label.name + ".summary.json")
     outputs["selected_ops"] = ctx.actions.declare_file(ctx.label.name + ".selected_operators.yaml")
-    if "ethos_u" in checked.backends:
-        outputs["vela_tosa"] = ctx.actions.declare_file(ctx.label.name + ".vela_tosa.json")
-        outputs["vela"] = ctx.actions.declare_file(ctx.label.name + ".vela.json")
+    for name in checked.backends:
+        for role, suffix in BACKEND_RECORDS[name]["outputs"].items():
+            outputs[role] = ctx.actions.declare_file(ctx.label.name + suffix)
 
     # What the report draws, read while the lowering has the program in memory.
     outputs["graph"] = ctx.actions.declare_file(ctx.label.name + ".program_graph.json")
@@ -241,7 +252,7 @@ def _config(ctx, checked, semantics):
     if checked.backend_options:  # only then: an XNNPACK program's config keeps its bytes
         config["backend_options"] = checked.backend_options
     if ctx.files.backend_packages:
-        config["backend_packages"] = [f.path for f in ctx.files.backend_packages]
+        config["backend_packages"] = [f.path for f in package_identities(ctx.files.backend_packages)]
     if ctx.attr.per_method_backends:
         config["method_backends"] = checked.method_backends
     if checked.metadata:
@@ -263,7 +274,8 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
     methods = checked.methods
     foundation = checked.foundation
     ptd = foundation.ptd if foundation else outputs.get("ptd")  # the file the app loads with the .pte
-    files = [f for role, f in outputs.items() if role not in ("selected_ops", "graph", "vela_tosa", "vela")] + ([ptd] if foundation else [])
+    files = [f for role, f in outputs.items() if role not in ["selected_ops", "graph"] + _BACKEND_OUTPUTS] + ([ptd] if foundation else [])
+    groups = {role: depset([outputs[role]] if role in outputs else []) for role in _BACKEND_OUTPUTS}
     return [
         executorch_program_info(
             label = ctx.label,
@@ -289,8 +301,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
             pte_summary = depset([outputs["summary"]] if "summary" in outputs else []),
             selected_ops = depset([outputs["selected_ops"]]),
             etrecord = depset([etrecord]),
-            vela_tosa = depset([outputs["vela_tosa"]] if "vela_tosa" in outputs else []),
-            vela = depset([outputs["vela"]] if "vela" in outputs else []),
+            **groups
         ),
     ]
 

@@ -3,7 +3,7 @@ runner and in the native runner (exporter/checks/generation.py)."""
 
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
-load("//rules/private:backends.bzl", "check_backend_runtimes")
+load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identities")
 load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
@@ -39,8 +39,8 @@ def _generation_test_impl(ctx):
     )
     if ctx.attr.eos_prompts:  # only then: other tests' configs keep their bytes
         config["eos_prompts"] = ctx.attr.eos_prompts
-    if program.backend_packages:  # OpenVINO's runtime library, for ExecuTorch's LLM runner
-        config["backend_packages"] = [f.short_path for f in program.backend_packages]
+    if program.backend_packages:  # e.g. a backend's runtime library, for ExecuTorch's LLM runner
+        config["backend_packages"] = [f.short_path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
     runners = ctx.attr.native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
     if ctx.attr.arm64_runner:
@@ -90,9 +90,9 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       eos_prompts: more prompts, each of which must end at an end id before max_new_tokens: a text
         cut at the limit cannot show that the runner stops where the model stops, so give at
         least one prompt whose text ends.
-      runtimes: ["python", "native"] (the default), or a part: an OpenVINO program generates in
-        ExecuTorch's LLM runner only (runtimes = ["python"]), which feeds its prompt one token per
-        call (docs/backends.md).
+      runtimes: ["python", "native"] (the default), or a part, where the program's backends run
+        (docs/backends.md says where each does); a program of a backend of static shapes takes
+        its prompt one token per call.
       native_runner: the native runner; default //native:et_runner.
       arm64: also generate in native_runner built for arm64 Linux, under qemu, once per prompt
         (no tokens/s: the speed is emulated); docs/native.md, "arm64".

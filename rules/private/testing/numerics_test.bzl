@@ -1,9 +1,9 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
-load("//exporter:exporter_facts.bzl", "NUMERICS_REFERENCES")
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS", "NUMERICS_REFERENCES", "PORTABLE_RUNTIMES", "REFERENCE_RUNTIMES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
-load("//rules/private:backends.bzl", "check_backend_runtimes")
+load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identities")
 load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
@@ -13,9 +13,18 @@ load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
 # Where a numerics_test may run a program: ExecuTorch's Python runtime, the native runner, and
 # the native runner built for arm64 Linux and started under qemu (docs/native.md, "arm64"), and
-# for a TOSA or Ethos-U program the TOSA reference model, and for an Ethos-U program Arm's
-# Corstone FVP through a team's own fvp_runner (docs/backends.md, "Arm").
-_RUNTIMES = ("python", "native", "arm64", "tosa_reference", "fvp")
+# the backends' reference runtimes (their records'), one of them through a team's own fvp_runner.
+_RUNTIMES = PORTABLE_RUNTIMES + REFERENCE_RUNTIMES.keys()
+
+# ', or a backend's reference runtime: "<runtime>" (<its backends>), ...', for messages.
+_REFERENCE_TEXT = ", or a backend's reference runtime: " + ", ".join([
+    "\"{}\" ({})".format(runtime, ", ".join([name for name in BACKENDS if runtime in BACKEND_RECORDS[name]["reference_runtimes"]]))
+    for runtime in REFERENCE_RUNTIMES
+]) if REFERENCE_RUNTIMES else ""
+
+# The reference runtimes that a team's fvp_runner reaches, and those the test runs itself.
+_FVP = "fvp"
+_OWN_REFERENCE_RUNTIMES = [r for r in REFERENCE_RUNTIMES if not REFERENCE_RUNTIMES[r]["team_runner"]]
 
 def _check_inputs(where, listed, spec):
     for i, sizes in enumerate(listed):
@@ -70,13 +79,13 @@ def _check(ctx, where, program, steps):
     judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
-        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu), or [\"tosa_reference\"] for a TOSA program".format(runtimes))
+        fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
-    if ("fvp" in runtimes) != (ctx.attr.fvp_runner != None):
-        fail(where + ("runtime fvp needs Arm's Corstone FVP, which is not on this machine; set fvp_runner = \"//your:fvp_runner\" (a runner that takes //native:et_runner's command line and runs the program on the FVP), or runtimes = [\"tosa_reference\"]" if "fvp" in runtimes else "fvp_runner is set, and runtimes = {} has no fvp; add \"fvp\" to runtimes or remove fvp_runner".format(runtimes)))
+    if (_FVP in runtimes) != (ctx.attr.fvp_runner != None):
+        fail(where + ("runtime fvp needs {}, which is not on this machine; set fvp_runner = \"//your:fvp_runner\" (a runner that takes //native:et_runner's command line and runs the program on the FVP), or runtimes = {}".format(REFERENCE_RUNTIMES[_FVP]["title"], _OWN_REFERENCE_RUNTIMES[:1]) if _FVP in runtimes else "fvp_runner is set, and runtimes = {} has no fvp; add \"fvp\" to runtimes or remove fvp_runner".format(runtimes)))
     return method, judging
 
 def _check_arm64_inputs(ctx, where, spec, steps):
@@ -125,16 +134,28 @@ def _numerics_test_impl(ctx):
         runners = runners.merge(ctx.attr.fvp_runner[DefaultInfo].default_runfiles)
         config.update(fvp_runner = ctx.executable.fvp_runner.short_path, fvp_runner_label = str(ctx.attr.fvp_runner.label))
 
-    # tosa-tools' reference model from Arm's packages, or OpenVINO's runtime for the native runner
-    if "tosa_reference" in ctx.attr.runtimes or ("native" in ctx.attr.runtimes and program.backend_packages):
-        config["backend_packages"] = [f.short_path for f in program.backend_packages]
-        files = files + program.backend_packages
-    if "tosa_reference" in ctx.attr.runtimes:
-        vela_tosa = ctx.attr.program[OutputGroupInfo].vela_tosa.to_list()  # an Ethos-U program's graphs
-        if vela_tosa:
-            config["vela_tosa"] = vela_tosa[0].short_path
-            files = files + vela_tosa
+    config, files = _reference_config(ctx, program, config, files)
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
+
+def _reference_config(ctx, program, config, files):
+    """Adds what the backends' packages and reference runtimes need to the config and its files.
+
+    The packages (a reference runtime's own, or the runtime library a backend's delegates load in
+    the native runner), and the program's files a reference runtime reads (its program_files).
+    """
+    reference = [r for r in ctx.attr.runtimes if r in REFERENCE_RUNTIMES]
+    if reference or ("native" in ctx.attr.runtimes and program.backend_packages):
+        config["backend_packages"] = [f.short_path for f in package_identities(program.backend_packages)]
+        files = files + program.backend_packages
+    program_files = {}
+    for group in [g for r in reference for g in REFERENCE_RUNTIMES[r]["program_files"]]:
+        found = getattr(ctx.attr.program[OutputGroupInfo], group).to_list()
+        if found:
+            program_files[group] = found[0].short_path
+            files = files + found
+    if program_files:
+        config["program_files"] = program_files
+    return config, files
 
 _numerics_test = config_test_rule(
     implementation = _numerics_test_impl,
@@ -162,7 +183,7 @@ _numerics_test = config_test_rule(
         "fvp_runner": attr.label(
             executable = True,
             cfg = "exec",
-            doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the Ethos-U program on Arm's Corstone FVP (a team's own; none is here).",
+            doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the program on Arm's Corstone FVP (a team's own; none is here; docs/backends.md).",
         ),
     }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
 )
@@ -212,7 +233,7 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         docs/native.md); ["native"] for a program whose kernels only an app's runner has. With
         "arm64", once more in native_runner built for arm64 Linux, under qemu, judged by the
         same tolerances and set beside the x86-64 runner's outputs (docs/native.md, "arm64":
-        it needs the cross packages; test without --platforms). ["tosa_reference"] or ["fvp"] for Arm programs (docs/backends.md, "Arm").
+        it needs the cross packages; test without --platforms). Or a backend's reference runtime (docs/backends.md).
       native_runner: a cc_binary to run it natively (default //native:et_runner), or one that also
         links an app's own kernels (models/volumetric); the arm64 run builds it for arm64.
       arm64_inputs: with "arm64" in runtimes, the only cases the arm64 run takes, as

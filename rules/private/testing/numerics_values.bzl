@@ -8,7 +8,7 @@ compares files with numpy and runs the native runners, without importing torch o
 """
 
 load("//rules:providers.bzl", "ExportedProgramInfo", "TorchModelInfo")
-load("//rules/private:backends.bzl", "per_machine")
+load("//rules/private:backends.bzl", "package_identities", "per_machine")
 load("//rules/private/lib:config_entries.bzl", "exported_config", "model_config")
 load("//rules/private/lib:exporter_action.bzl", "run_exporter")
 
@@ -80,8 +80,8 @@ def numerics_values(ctx, program, method, steps):
       entries, as Files.
     """
     config, files, model_files = numerics_entries(ctx, program, method, steps, runfiles = False)
-    if program.backend_packages:  # OpenVINO's runtime library, for the Python runtime
-        config["backend_packages"] = [f.path for f in program.backend_packages]
+    if program.backend_packages:  # e.g. a backend's runtime library, for the Python runtime
+        config["backend_packages"] = [f.path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
     values = ctx.actions.declare_file(ctx.label.name + ".values.json")
     data = ctx.actions.declare_file(ctx.label.name + ".values.etvals")

@@ -1,10 +1,12 @@
 """program_budget_test: size and planned-memory limits of a .pte, with a golden to catch growth."""
 
+load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:byte_sizes.bzl", "parse_percent", "parse_size")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load(":config_test.bzl", "GOLDEN_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "config_test_update", "test_prefix", "write_test_config")
+load(":instruction_counts.bzl", "INSTRUCTION_ATTRS", "instruction_counts", "instruction_limits")
 
 def _size(where, attr, value):
     parsed = parse_size(value)
@@ -16,7 +18,7 @@ def _delegate_limits(where, given, program):
     """{backend: bytes} of max_delegate_bytes, each backend one the program is lowered for."""
     delegates = given.get("max_delegate_bytes") or {}
     if type(delegates) != "dict":
-        fail(where + "max_delegate_bytes must be a dict of backend name to size, e.g. {\"openvino\": \"4MiB\"}")
+        fail(where + "max_delegate_bytes must be a dict of backend name to size, e.g. {\"xnnpack\": \"4MiB\"}")
     limits = {}
     for backend, value in delegates.items():
         if backend not in program.backends:
@@ -32,11 +34,13 @@ def _number(where, attr, value, low, high, example):
         fail("{}{} = {} is not a number from {} to {}; write e.g. {}".format(where, attr, repr(value), low, high, example))
     return float(text)
 
-# Vela's figures (an Ethos-U program's manifest), by attribute: {attribute: Limits' field}.
+# Vela's figures (in the manifest of a program of a backend whose record has vela_figures), by
+# attribute: {attribute: Limits' field}.
+_VELA_BACKENDS = [name for name in BACKENDS if BACKEND_RECORDS[name]["vela_figures"]]
 _VELA_LIMITS = {"max_sram_bytes": "sram_bytes", "max_flash_bytes": "flash_bytes", "min_npu_fraction": "min_npu_fraction", "max_estimated_ms": "estimated_ms"}
 
 def _vela_limits(where, given, program):
-    """{Limits' field: value} of the Vela limits given; each needs an Ethos-U program."""
+    """{Limits' field: value} of the Vela limits given; each needs a program of _VELA_BACKENDS."""
     limits = {}
     for attr, field in _VELA_LIMITS.items():
         value = given.get(attr)
@@ -48,9 +52,12 @@ def _vela_limits(where, given, program):
             limits[field] = _number(where, attr, value, 0, 3600000, "5")
         else:
             limits[field] = _size(where, attr, value)
-        if "ethos_u" not in program.backends:
-            fail(where + "{} bounds Vela's figures, which only an Ethos-U program has, but {} is lowered for {}; remove {}, or budget a program with backends = [ethos_u(...)]".format(attr, program.label, program.backends, attr))
+        if not [name for name in program.backends if name in _VELA_BACKENDS]:
+            fail(where + "{} bounds Vela's figures, which only {} program has, but {} is lowered for {}; remove {}, or budget a program with backends = [{}(...)]".format(attr, _TITLES, program.label, program.backends, attr, _VELA_BACKENDS[0]))
     return limits
+
+# "an Ethos-U": the backends with Vela's figures, as the message names them.
+_TITLES = " or ".join(["{} {}".format("an" if BACKEND_RECORDS[name]["title"][0] in "AEIOU" else "a", BACKEND_RECORDS[name]["title"]) for name in _VELA_BACKENDS])
 
 def _limits(ctx, where, program):
     """{pte_bytes, ptd_bytes, planned_bytes: {method: bytes}} from the macro's JSON, checked."""
@@ -69,6 +76,9 @@ def _limits(ctx, where, program):
     for method, value in planned.items():
         check_method(where, "max_planned_bytes names method", method, program)
         limits["planned_bytes"][method] = _size(where, "max_planned_bytes[{}]".format(repr(method)), value)
+    instructions = instruction_limits(where, given, program)
+    if instructions:  # a key only then: the configs of budgets without it keep their bytes
+        limits["instructions"] = instructions
     return limits
 
 def _growth(ctx, where):
@@ -91,8 +101,8 @@ def _budget_test_impl(ctx):
     limits = _limits(ctx, where, program)
     growth = _growth(ctx, where)
     vela = [f for f in _VELA_LIMITS.values() if f in limits]
-    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and not vela and growth == None:
-        fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, or golden with max_growth_percent")
+    if limits["pte_bytes"] == None and limits["ptd_bytes"] == None and not limits["planned_bytes"] and not limits["delegate_bytes"] and not vela and not limits.get("instructions") and growth == None:
+        fail(where + "sets no budget; set max_pte_bytes = \"4MiB\", max_planned_bytes = {\"forward\": \"1MiB\"}, max_instructions = {\"forward\": \"40M\"}, or golden with max_growth_percent")
     config = {
         "kind": "budget",
         "label": ctx.attr.test_label,
@@ -107,15 +117,21 @@ def _budget_test_impl(ctx):
         "update_target": ctx.attr.update_target,
     }
     files = [program.manifest, program.pte] + ([program.ptd] if program.ptd else [])
-    return write_test_config(ctx, config, files, golden_files = [program.manifest])
+    golden_files = [program.manifest]
+    if limits.get("instructions"):
+        counts = instruction_counts(ctx, program, sorted(limits["instructions"].keys()))
+        config["instructions"] = counts.short_path
+        files, golden_files = files + [counts], golden_files + [counts]
+    return write_test_config(ctx, config, files, golden_files = golden_files)
 
 _budget_test = config_test_rule(
     implementation = _budget_test_impl,
-    doc = "The rule behind program_budget_test: it checks the limits and writes the JSON config that exporter/checks/budget.py reads and the launcher that runs it.",
+    doc = "The rule behind program_budget_test: it checks the limits, counts the instructions of max_instructions, and writes the JSON config that exporter/checks/budget.py reads and the launcher that runs it.",
+    exporter = True,
     attrs = config_test_attrs({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to budget."),
         "limits_json": attr.string(default = "{}", doc = "The macro's limits as JSON (set by the macro)."),
-    }, GOLDEN_ATTRS),
+    }, GOLDEN_ATTRS, INSTRUCTION_ATTRS),
 )
 
 def program_budget_test(
@@ -129,22 +145,22 @@ def program_budget_test(
         max_flash_bytes = None,
         min_npu_fraction = None,
         max_estimated_ms = None,
+        max_instructions = {},
         max_growth_percent = None,
         golden = None,
         **kwargs):
     """Tests that a program stays within its size and memory budget, and does not creep up.
 
-    Fails when the .pte, the .ptd (external weights), a method's planned memory, a backend's
-    delegate blobs or an Ethos-U program's Vela figures are over their limit, or grew more than
-    `max_growth_percent` since `golden`. The report prints every figure and the biggest
-    contributors. The figures come from the program's manifest (<name>.pte.json).
+    Fails when the .pte, the .ptd (external weights), a method's planned memory or instructions
+    per call, a backend's delegate blobs or the Vela figures of a program Vela compiled are over
+    their limit, or grew more than `max_growth_percent` since `golden`. The report prints every
+    figure and the biggest contributors; the sizes come from the program's manifest (<name>.pte.json).
 
     Sizes are ints (bytes) or strings with a unit: B, kB, MB, GB are powers of 1000, KiB, MiB,
-    GiB powers of 1024 ("48MiB", "512 KiB", "1.5MB"); fractions of a byte are dropped. A bad
-    size fails analysis, naming this test.
+    GiB powers of 1024 ("48MiB", "1.5MB"); fractions of a byte are dropped; a bad one fails.
 
-    With `golden`, also declares `<name>.update` (and the alias `<name>_update`): `bazel run` it
-    to record the current figures; graph_snapshot_updates collects it like a snapshot test's.
+    With `golden`, also declares `<name>.update` (alias `<name>_update`), whose `bazel run` records
+    the current figures; graph_snapshot_updates collects it like a snapshot test's.
 
     Args:
       name: the test's name.
@@ -154,25 +170,27 @@ def program_budget_test(
       max_planned_bytes: {method name: limit} on the memory the runtime plans for the method
         (its activations and inputs outside delegates), e.g. {"forward": "20MiB"}.
       max_delegate_bytes: {backend: limit} on the bytes of the delegate blobs a backend of the
-        program holds, over its methods, e.g. {"openvino": "2MiB"} (docs/backends.md). XNNPACK
-        keeps its weights outside its blobs, as named data; OpenVINO and Core ML keep them inside.
+        program holds, over its methods, e.g. {"xnnpack": "2MiB"} (docs/backends.md). XNNPACK
+        keeps its weights outside its blobs, as named data; some backends keep them inside.
       max_sram_bytes: limit on the SRAM Vela plans, e.g. "64KiB". This and the next three need
-        backends = [ethos_u(...)] (docs/backends.md, "Arm").
+        a backend that Vela compiles for (docs/backends.md, "Arm").
       max_flash_bytes: limit on the flash (on- and off-chip) Vela plans, e.g. "256KiB".
       min_npu_fraction: the least share of Vela's operators on the NPU, 0 to 1, e.g. 1.
       max_estimated_ms: limit on Vela's estimated time at the system config, in ms, e.g. 5.
+      max_instructions: {method name: limit} on one call's instructions in the native runner,
+        counted by callgrind, e.g. {"forward": "40M"} (docs/deployment.md, "Instruction budgets").
       max_growth_percent: how much each figure may grow past the golden's, in percent, e.g. 2.
         Needs golden; a figure that shrank passes, and the report suggests the update.
       golden: the golden file, relative to this package, e.g. "resnet_pte.budget.json".
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
-    limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes)
-    limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms)
-    limits["max_growth_percent"] = max_growth_percent
+    limits = dict(max_pte_bytes = max_pte_bytes, max_ptd_bytes = max_ptd_bytes, max_planned_bytes = max_planned_bytes, max_delegate_bytes = max_delegate_bytes, max_instructions = max_instructions)
+    limits.update(max_sram_bytes = max_sram_bytes, max_flash_bytes = max_flash_bytes, min_npu_fraction = min_npu_fraction, max_estimated_ms = max_estimated_ms, max_growth_percent = max_growth_percent)
     kwargs.setdefault("size", "small")  # it reads a manifest and walks one flatbuffer
     _budget_test(
         program = program,
         limits_json = json.encode({k: v for k, v in limits.items() if v != None}),
+        instructions_file = name + ".instructions.json" if max_instructions else None,
         **config_target_attrs(name, EXPORTER_MODULES["budget"], kwargs, golden = golden, updatable = True)
     )
     config_test_update(name, golden, kwargs)

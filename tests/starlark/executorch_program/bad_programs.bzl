@@ -162,6 +162,13 @@ BAD_PROGRAMS = [
         attrs = dict(backends = [ethos_u()], exported = "//tests/starlark:plain_ep"),
         needles = ["method forward comes from //tests/starlark:plain_ep, which is not quantized, and ethos_u runs integer operators only; quantize it with torch_quantize(quantizer = \"ethos_u\") and lower that"],
     ),
+    # TOSA's INT profile runs integer operators only, as Ethos-U does: a float program fails at
+    # analysis too (before, only its lowering action refused it).
+    struct(
+        name = "tosa_int_float",
+        attrs = dict(backends = [tosa(profile = "INT")], exported = "//tests/starlark:plain_ep"),
+        needles = ["method forward comes from //tests/starlark:plain_ep, which is not quantized, and tosa(profile = \"INT\") runs integer operators only; quantize it with torch_quantize(quantizer = \"tosa\") and lower that"],
+    ),
     struct(
         name = "external_weights_tosa",
         attrs = dict(backends = [tosa()], exported = "//tests/starlark:plain_ep", weights = "external"),

@@ -53,7 +53,7 @@ def _provider_case_impl(ctx):
         model_bundle_info(label = ctx.label, directory = ctx.file.some_file, programs = {"x": exported})
         golden_update_info(configs = depset(), runfiles = ctx.runfiles())
         tokenizer_info(label = ctx.label, file = ctx.file.some_file, format = "huggingface", manifest = ctx.file.some_file)
-        program_dashboard_info(reports = depset(), summaries = depset(), budgets = depset(), numerics = depset())
+        program_dashboard_info(reports = depset(), summaries = depset(), budgets = depset(), numerics = depset(), instructions = depset())
         arm64_binary_info(binary = ctx.file.some_file, runfiles = ctx.runfiles())
     elif case == "pt2_not_a_file":
         _exported(ctx, pt2 = "model.pt2")

@@ -11,9 +11,10 @@ changes the command stream: the .pte keeps its bytes). Then it reads:
 capture() also keeps the TOSA graph each compile was given, keyed by the sha256 of the delegate
 blob Vela's output became: graphs_text() writes them for the lowering's `<name>.vela_tosa.json`,
 which numerics_test's tosa_reference runtime runs in place of the command stream
-(checks/tosa_reference.py). The files are Vela's output, not ours: they are parsed strictly, and anything unexpected fails
-the lowering in one line (BadFile). The record holds no path and no time, so it is the same on
-every run. It goes in the manifest ("vela") and, the same, in `<name>.vela.json` (summary_record()).
+(backend_hooks/checks/tosa_reference.py). The files are Vela's output, not ours: they are parsed
+strictly, and anything unexpected fails the lowering in one line (BadFile). The record holds no
+path and no time, so it is the same on every run. It goes in the manifest ("vela") and, the
+same, in `<name>.vela.json` (summary_record()).
 """
 
 import base64

@@ -5,7 +5,8 @@ which the runtime imports only to run a TOSA graph (tests/backends:arm_test runs
 import numpy as np
 import pytest
 
-from exporter.checks import contract, numerics, tosa_reference
+from backend_hooks.checks import tosa_reference
+from exporter.checks import contract, numerics
 
 PORTABLE = "exporter/tests/tiny_portable_pte.pte"
 XNNPACK = "exporter/tests/tiny_xnnpack_pte.pte"
@@ -36,6 +37,6 @@ def test_numerics_test_reports_the_refusal_as_the_run_s_one_failing_line():
         "label": "//pkg:numerics_test", "program": "//pkg:program", "runtimes": ["tosa_reference"],
         "pte": XNNPACK})
     lines: list[str] = []
-    assert not numerics.Checks(config).tosa_reference(config, [], lines)
+    assert not numerics.Checks(config).reference(config, "tosa_reference", [], lines)
     assert lines == ["  tosa_reference runtime: FAIL, method forward has a XnnpackBackend delegate; the "
                      "tosa_reference runtime runs TOSABackend and EthosUBackend delegates only"]

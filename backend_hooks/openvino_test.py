@@ -29,7 +29,7 @@ def preprocess(monkeypatch):
 
 
 @pytest.mark.parametrize("options, hint", [
-    (None, "f32"),  # the default: the error stays at XNNPACK's order on every CPU
+    (None, "f32"),  # the default
     (BackendOptions(openvino=OpenvinoOptions(precision="bf16")), "bf16"),
     (BackendOptions(openvino=OpenvinoOptions(device="GPU", precision="f16")), "f16"),
 ])

@@ -1,5 +1,5 @@
 """XNNPACK's pattern graphs are built only for a graph that holds their anchor, with the same
-bytes (actions/xnnpack_patterns.py). Run in another_process's child: which patterns a lowering
+bytes (backend_hooks/xnnpack_patterns.py). Run in another_process's child: which patterns a lowering
 asks for is counted there, whatever this process built before."""
 
 import json
@@ -9,7 +9,8 @@ from exporter.tests import another_process
 _LOWERINGS = """
 import contextlib, hashlib, json, sys
 import torch
-from exporter.actions import lower, xnnpack_patterns
+from backend_hooks import xnnpack_patterns
+from exporter.actions import lower
 from exporter.core import patches
 
 torch.manual_seed(0)

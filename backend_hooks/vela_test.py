@@ -1,9 +1,9 @@
-"""actions/vela.py on files shaped as Vela 5.2.0 writes them (a summary and a per-layer CSV),
+"""backend_hooks/vela.py on files shaped as Vela 5.2.0 writes them (a summary and a per-layer CSV),
 and on files that are not: each refused in one line."""
 
 import pytest
 
-from exporter.actions import vela
+from backend_hooks import vela
 from exporter.core.errors import BadFile
 
 # The columns read, with a conv + linear model's values (Ethos-U55-128, ExecuTorch's defaults).

@@ -4,7 +4,7 @@ wrote them) run in the TOSA reference model (tosa-tools' tosa_reference_model), 
 programs' quantize and dequantize operators outside them in numpy, as ExecuTorch's quantized
 kernels compute them (float32 arithmetic, round half to even). An Ethos-U program's delegates
 are Vela's command streams, which run only on the NPU: in their place runs the INT TOSA graph Vela
-compiled each from, which the lowering kept (`<name>.vela_tosa.json`, actions/vela.py), found by
+compiled each from, which the lowering kept (`<name>.vela_tosa.json`, backend_hooks/vela.py), found by
 the sha256 of the delegate's blob. The few CPU operators the partitioner leaves beside an Arm
 delegate that only move, select or cast values (SHAPED) run in numpy too. Any other operator,
 instruction or delegate fails the run in one line: this is a reference of the delegate, not a runtime.
@@ -24,7 +24,7 @@ from exporter.core import backend_site, dtypes
 from exporter.core.errors import BadFile
 from exporter.formats import program_summary, pte_inspect, value_file
 
-GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"  # actions/vela.py writes it
+GRAPHS_FORMAT = "rules_torch_export/vela-tosa/1"  # backend_hooks/vela.py writes it
 MAX_GRAPHS_BYTES = 1 << 30
 
 # ExecuTorch's ScalarType codes of the quantized dtypes the kernels take.
@@ -257,5 +257,5 @@ class Method:
 def run_calls(config, calls):
     """Each call's outputs (numpy arrays), the calls run in order on the config's .pte."""
     backend_site.activate(list(config.backend_packages))
-    method = Method(config.pte, config.method, config.vela_tosa)
+    method = Method(config.pte, config.method, config.program_files.get("vela_tosa"))
     return [method.call(call.feed) for call in calls]

@@ -1,4 +1,4 @@
-"""actions/arm_fallback.py: the partitioner's rejections, read from ExecuTorch's own reporter,
+"""backend_hooks/arm_fallback.py: the partitioner's rejections, read from ExecuTorch's own reporter,
 become the manifest's "cpu_fallback" in the order found (the zoo's transformer_ethos_u55 is the
 real lowering: models/transformer:cpu_fallback_test)."""
 
@@ -7,7 +7,7 @@ import types
 import torch
 from executorch.exir.backend.utils import WhyNoPartitionReporter
 
-from exporter.actions import arm_fallback
+from backend_hooks import arm_fallback
 
 
 class _Net(torch.nn.Module):

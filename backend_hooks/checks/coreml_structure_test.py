@@ -1,8 +1,10 @@
-"""delegate_structure_test's runner (delegate_structure.py) on real programs: a Core ML program's
+"""delegate_structure_test's runner (exporter/checks/delegate_structure.py) with Core ML's reader
+(coreml_structure.py) on real programs: a Core ML program's
 model package has the method's inputs and outputs; a damaged delegate and a program without Core
 ML fail, each in one line."""
 
 from exporter.checks import contract, delegate_structure
+from exporter.core import backends
 
 COREML = "exporter/tests/conv_net_coreml_pte.pte"  # batch 1 to 32 of 3x32x32 images
 XNNPACK = "exporter/tests/tiny_xnnpack_pte.pte"
@@ -23,7 +25,8 @@ def test_a_damaged_delegate_fails_naming_the_method(tmp_path):
     from exporter.formats import pte_inspect
 
     data = bytearray(open(COREML, "rb").read())
-    found = delegate_structure.payloads(bytes(data), pte_inspect.read_program(bytes(data)), delegate_structure.COREML_ID)
+    found = delegate_structure.payloads(bytes(data), pte_inspect.read_program(bytes(data)),
+                                       backends.record("coreml").delegate_id)
     [payload] = found["forward"]
     end = bytes(data).find(payload) + len(payload)
     data[end - 64:end] = bytes(64)  # the flattened folder's index, which executorchcoreml writes last

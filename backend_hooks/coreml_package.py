@@ -1,5 +1,5 @@
 """A Core ML delegate's model package, made the same bytes on every run before ExecuTorch
-flattens it into the .pte (actions/delegates.py installs StableFlattener while a lowering runs).
+flattens it into the .pte (coreml.py installs StableFlattener while a lowering runs).
 
 Three sources of difference, found by comparing two lowerings in two processes:
 - ExecuTorch names the delegate `executorch_<uuid4>` (metadata.json), and coremltools names the

@@ -1,0 +1,13 @@
+"""What the exporter's Python defines that the toolchain's WORKSPACE macros use (generated from
+exporter/facts.py by `bazel run //exporter:update_exporter_facts`; do not edit by hand;
+//exporter:facts_test checks that it is current)."""
+
+BACKEND_LOCKS = {
+    "arm": [
+        "tosa",
+        "ethos_u",
+    ],
+    "openvino": [
+        "openvino",
+    ],
+}
