@@ -6,6 +6,8 @@ A model whose ids do not fit its tokenizer fails in one line. On qwen3_folder/, 
 tokenizer.json alone makes the library pick <s> (0) for the end, and on the program built from it."""
 
 import json
+import os
+import shutil
 
 import pytest
 from runfiles import Runfiles
@@ -130,6 +132,22 @@ def test_a_config_dict_gives_the_ids_transformers_uses_with_its_class_defaults()
     assert hf_models.build("text-generation", dict(config, eos_token_id=[3, 4]), max_cache_len=8).generation == {
         "bos_token_id": 1, "eos_token_id": [3, 4], "from": "config"}
 
+
+def test_a_folders_generation_config_comes_before_its_config_json(tmp_path):
+    """transformers' order within a folder: generation_config.json (whose eos_token_id may be a
+    list), else config.json; the record names the file."""
+    from exporter.core import hf_models
+
+    folder = os.path.dirname(_here("qwen3_folder/config.json"))
+    for name in ("config.json", "generation_config.json", "model.safetensors"):
+        shutil.copy(os.path.join(folder, name), tmp_path / name)
+    config, saved = (json.loads((tmp_path / name).read_text()) for name in ("config.json", "generation_config.json"))
+    (tmp_path / "generation_config.json").write_text(json.dumps(dict(saved, eos_token_id=[1, 5])))
+    assert hf_models.build("text-generation", config, str(tmp_path), max_cache_len=8).generation == {
+        "bos_token_id": 0, "eos_token_id": [1, 5], "from": "generation_config.json"}
+    (tmp_path / "generation_config.json").unlink()
+    assert hf_models.build("text-generation", config, str(tmp_path), max_cache_len=8).generation == {
+        "bos_token_id": 0, "eos_token_id": [1], "from": "config.json"}
 
 def _built(name):
     with open(_here(name), encoding="utf-8") as f:
