@@ -28,7 +28,7 @@ LOCK_BZL = "exporter/lock_facts.bzl"
 # {file: (who loads it, the facts it holds)}; exporter_facts.bzl holds every other fact.
 OWN_FILES = {
     REPOSITORY_BZL: ("the toolchain's repository rules", ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")),
-    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS",)),
+    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS")),
 }
 REPOSITORY_FACTS = OWN_FILES[REPOSITORY_BZL][1]
 
@@ -110,6 +110,9 @@ def backend_tables():
         # repository fetched only when a target names one of them (toolchain/layered_locks.bzl).
         "BACKEND_LOCKS": {lock: [name for name, r in backends.BY_NAME.items() if r.lock == lock]
                           for lock in sorted({r.lock for r in backends.BY_NAME.values() if r.lock})},
+        # The locks of a backend whose compiled code is for the CPU that lowered it: their identity
+        # names the CPU's features; the other locks' identity does not, so their keys match across machines.
+        "PER_MACHINE_LOCKS": sorted({r.lock for r in backends.BY_NAME.values() if r.lock and r.per_machine}),
     }
 
 

@@ -11,3 +11,7 @@ BACKEND_LOCKS = {
         "openvino",
     ],
 }
+
+PER_MACHINE_LOCKS = [
+    "openvino",
+]

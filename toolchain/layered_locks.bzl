@@ -42,8 +42,9 @@ filegroup(
 )
 """
 
-# The CPU features that decide what a backend compiles for (OpenVINO's blobs carry the best
-# instruction set of the CPU that lowered them): in the identity, so in every action key.
+# The CPU features that decide what a per-machine backend compiles for (OpenVINO's blobs carry the
+# best instruction set of the CPU that lowered them): in its identity, so in every action key. Only
+# there: an Arm lowering gives the same bytes on any CPU, so its key must match across machines.
 _CPU_FLAGS = ["avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_tile"]
 
 def _name(pin):
@@ -91,7 +92,8 @@ def _layered_packages_impl(rctx):
     identity = [what]
     identity += ["installed " + pin.split(" ")[0] for pin in pins]
     identity += ["from the toolchain " + pin for pin in kept]
-    identity.append("cpu " + " ".join(_cpu_flags(rctx)))
+    if rctx.attr.per_machine:
+        identity.append("cpu " + " ".join(_cpu_flags(rctx)))
     rctx.file("identity.txt", "\n".join(identity) + "\n")
     rctx.file("BUILD", _BUILD)
 
@@ -102,6 +104,7 @@ layered_packages_repository = repository_rule(
         "kind": attr.string(mandatory = True, doc = "What the lock is for, e.g. \"backend\"; the identity's first word."),
         "key": attr.string(mandatory = True, doc = "Which one, e.g. the backend's lock name \"arm\"."),
         "lock": attr.label(allow_single_file = True, mandatory = True, doc = "name==version --hash=sha256:... per wheel."),
+        "per_machine": attr.bool(doc = "Whether what these packages compile depends on the CPU: its features join the identity."),
         "python": attr.label(allow_single_file = True, mandatory = True, doc = "The toolchain venv's python.sh."),
         "toolchain_identity": attr.label(
             allow_single_file = True,
@@ -111,7 +114,7 @@ layered_packages_repository = repository_rule(
     },
 )
 
-def layered_lock_repositories(prefix, kind, locks, overrides, venv):
+def layered_lock_repositories(prefix, kind, locks, overrides, venv, per_machine = []):
     """Declares `<prefix>_<key>` for each of `locks` that the WORKSPACE has not declared itself.
 
     Args:
@@ -120,6 +123,7 @@ def layered_lock_repositories(prefix, kind, locks, overrides, venv):
       locks: {key: the label of its lock}.
       overrides: {key: the label of a lock that replaces it}, e.g. a user's own.
       venv: the toolchain venv's repository name, whose python.sh and identity.txt it layers on.
+      per_machine: the keys whose packages compile for the CPU at hand (their identity names it).
     """
     for key, lock in locks.items():
         if not native.existing_rule("{}_{}".format(prefix, key)):
@@ -128,6 +132,7 @@ def layered_lock_repositories(prefix, kind, locks, overrides, venv):
                 kind = kind,
                 key = key,
                 lock = overrides.get(key) or lock,
+                per_machine = key in per_machine,
                 python = "@{}//:python.sh".format(venv),
                 toolchain_identity = "@{}//:identity.txt".format(venv),
             )

@@ -1,6 +1,6 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
-load("//exporter:lock_facts.bzl", "BACKEND_LOCKS")
+load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
@@ -53,6 +53,7 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         locks = {lock: Label("//toolchain/backends:{}.lock".format(lock)) for lock in BACKEND_LOCKS},
         overrides = backend_locks,
         venv = name,
+        per_machine = PER_MACHINE_LOCKS,
     )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")

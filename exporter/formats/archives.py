@@ -37,7 +37,7 @@ import re
 import zipfile
 
 from exporter.core.errors import BadFile
-from exporter.formats import expressions
+from exporter.formats import expressions, names
 
 # The entries torch.export.save writes (after the archive's own folder), and nothing else.
 _PT2_ENTRIES = re.compile(
@@ -78,16 +78,19 @@ def open_zip(raw, path, kind):
     return archive
 
 
-def _check_unpickles(archive, names, path):
-    """Every entry in names passes torch's weights-only unpickler: no pickle that calls code."""
+def _check_unpickles(archive, entries, path):
+    """Every entry in entries passes torch's weights-only unpickler: no pickle that calls code.
+    Returns {entry: what it holds}."""
     import torch
 
-    for name in names:
+    loaded = {}
+    for name in entries:
         try:
-            torch.load(io.BytesIO(archive.read(name)), weights_only=True)
+            loaded[name] = torch.load(io.BytesIO(archive.read(name)), weights_only=True)
         except Exception as e:  # the unpickler's refusal (UnpicklingError) or a broken entry
             raise BadFile(f"{path}: refused: entry {name} holds a pickle that torch's weights-only unpickler "
                           f"rejects ({_reason(e)}); it could run code, so it is not loaded") from None
+    return loaded
 
 
 def _reason(error):
@@ -108,20 +111,20 @@ def _json(archive, name, path):
 def check_pt2(archive, path):
     """Refuses a .pt2 whose entries torch would unpickle other than with its weights-only
     unpickler, or which the weights-only unpickler rejects (see the module's docstring)."""
-    names = archive.namelist()
-    folders = {name.split("/", 1)[0] for name in names}
-    if len(folders) != 1 or any("/" not in name for name in names):
+    listed = archive.namelist()
+    folders = {name.split("/", 1)[0] for name in listed}
+    if len(folders) != 1 or any("/" not in name for name in listed):
         raise BadFile(f"{path}: not a .pt2 archive: its entries are not in one folder")
     folder = folders.pop() + "/"
-    unexpected = [name for name in names if not _PT2_ENTRIES.fullmatch(name[len(folder):])]
+    unexpected = [name for name in listed if not _PT2_ENTRIES.fullmatch(name[len(folder):])]
     if unexpected:
         raise BadFile(f"{path}: refused: entry {unexpected[0]} is not one torch.export.save writes "
                       f"(AOTInductor code, pickled objects and older formats are not loaded)")
     archive_format = folder + "archive_format"
-    if archive_format not in names or archive.read(archive_format) != b"pt2":
+    if archive_format not in listed or archive.read(archive_format) != b"pt2":
         raise BadFile(f"{path}: not a .pt2 archive: no archive_format entry saying pt2")
-    pickled = [name for name in names if name.startswith(folder + "data/sample_inputs/")]
-    for config_name in names:
+    pickled = [name for name in listed if name.startswith(folder + "data/sample_inputs/")]
+    for config_name in listed:
         if not config_name.endswith("_config.json"):
             continue
         config = _json(archive, config_name, path)
@@ -134,7 +137,7 @@ def check_pt2(archive, path):
                 raise BadFile(f"{path}: refused: {fqn!r} in {config_name} is stored as {file!r}, which torch "
                               f"would unpickle with TorchScript's or Python's unpickler")
             entry = os.path.join(os.path.dirname(config_name), file)
-            if entry not in names:
+            if entry not in listed:
                 raise BadFile(f"{path}: {config_name} names {entry}, which the archive lacks")
             if meta.get("use_pickle"):
                 pickled.append(entry)
@@ -142,10 +145,13 @@ def check_pt2(archive, path):
                 # torch makes an empty entry a zero tensor of the recorded sizes: any size it is told
                 raise BadFile(f"{path}: {entry} is empty, but {config_name} gives {fqn!r} the sizes of a "
                               f"non-empty tensor")
-    for name in names:
+    for name in listed:
         if name.startswith(folder + "models/") and name.endswith(".json"):
             expressions.check_program(archive.read(name), name, path)
-    _check_unpickles(archive, pickled, path)
+            names.check_program(archive.read(name), name, path)
+    for name, value in _check_unpickles(archive, pickled, path).items():
+        if "/data/sample_inputs/" in name:
+            names.check_sample_inputs(value, name, path)
 
 
 def _numel(meta):

@@ -266,12 +266,130 @@ def test_torch_alone_runs_a_pt2_s_expressions(tmp_path, kind):
 @pytest.mark.parametrize("kind", ["sample inputs", "pickled weight", "opaque constant", "aotinductor",
                                   "size expression", "guard"])
 def test_a_pt2_that_could_run_code_is_refused_in_one_line(tmp_path, kind):
+    marker = tmp_path / "marker"
+    _assert_refused_in_one_line(_poisoned(kind, tmp_path, marker), marker, " entry ")
+
+
+def _assert_refused_in_one_line(path, marker, saying):
     from exporter.core.errors import BadFile
 
-    marker = tmp_path / "marker"
-    path = _poisoned(kind, tmp_path, marker)
     with pytest.raises(BadFile) as refused:
         pt2.load(path)
     assert not marker.exists()
     message = str(refused.value)
-    assert "\n" not in message and message.startswith(path) and " entry " in message, message
+    assert "\n" not in message and message.startswith(path) and saying in message, message
+
+
+class Moded(torch.nn.Module):
+    """A parameter, a buffer, a string input and a keyword input: the names and strings torch
+    writes into the Python code of a loaded program."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.register_buffer("scale", torch.ones(4))
+
+    def forward(self, x, mode, *, bias):
+        y = self.lin(x) * self.scale + bias
+        return y * 2 if mode == "double" else y
+
+
+MODED_INPUTS = ((torch.ones(2, 4), "double"), {"bias": torch.ones(4)})
+
+
+def _code_without_dots(marker):
+    """Python that creates marker, with no dot (torch splits a parameter's path at dots)."""
+    return f"exec(bytes({list(_code_that_creates(marker).encode())}))"
+
+
+def _renamed(old, new, only=None):
+    """A replace= function of _rewritten: every JSON string (value or key) `old` made `new`;
+    only: within program["graph_module"][only] alone."""
+    def rename(value):
+        if isinstance(value, dict):
+            return {new if k == old else k: rename(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return new if value == old else value
+
+    def replace(data):
+        program = json.loads(data)
+        if only:
+            program["graph_module"][only] = rename(program["graph_module"][only])
+            return json.dumps(program).encode()
+        return json.dumps(rename(program)).encode()
+    return replace
+
+
+def _keyword_named(name):
+    def change(program):
+        signature = program["graph_module"]["module_call_graph"][0]["signature"]
+        spec = json.loads(signature["in_spec"])
+        spec[1]["children_spec"][1]["context"] = json.dumps([name])  # (args, {keywords})
+        signature["in_spec"] = json.dumps(spec)
+    return _in_program(change)
+
+
+def _sample_inputs_keyed(key):
+    def replace(data):
+        import io
+
+        args, kwargs = torch.load(io.BytesIO(data), weights_only=True)
+        out = io.BytesIO()
+        torch.save((args, {key: next(iter(kwargs.values()))}), out)  # the one keyword input, renamed
+        return out.getvalue()
+    return replace
+
+
+def _name_changes(kind, code):
+    """{entry: replace} that put code where torch writes a name or string of kind into Python."""
+    model, weights = "models/model.json", "data/weights/model_weights_config.json"
+    quoted = f'"+str({code})+"'
+    return {
+        "parameter path": {model: _renamed("lin.weight", f"lin.w{quoted}"), weights: _renamed("lin.weight", f"lin.w{quoted}")},
+        "parameter path in the program": {model: _renamed("lin.weight", f"lin.w{quoted}")},
+        "buffer path": {model: _renamed("scale", f"s{quoted}"), weights: _renamed("scale", f"s{quoted}")},
+        "string input": {model: _renamed("double", f"double' if {code} else '")},
+        "keyword name": {model: _keyword_named(f"b':{code},'bias")},
+        "graph input name": {model: _renamed("bias", f"bias={code}", only="graph")},
+        "constant input name": {model: _renamed("mode", f"mode={code}", only="signature")},
+        "argument name": {model: _in_program(lambda p: p["graph_module"]["module_call_graph"][0]["signature"]
+                                             ["forward_arg_names"].__setitem__(1, f"mode={code}"))},
+        "input dict key": {"data/sample_inputs/model.pt": _sample_inputs_keyed(f'b"+str({code})+"')},
+    }[kind]
+
+
+def _named_wrong(kind, tmp_path, marker):
+    clean = str(tmp_path / "moded.pt2")
+    pt2.save(torch.export.export(Moded(), *MODED_INPUTS), clean)
+    return _rewritten(clean, str(tmp_path / "named.pt2"), replace=_name_changes(kind, _code_without_dots(marker)))
+
+
+# What runs the code each crafted name carries, with torch alone: torch.export.load (a graph
+# input's name), the module's call (its parameters', buffers' paths and a string input's guard),
+# its forward called directly (a keyword's name). The others only break the code torch writes
+# (an argument's name, a string input's name: only the last input may have a default) or the load
+# (a parameter's path that its weights config does not give); an input dict key's was not made
+# to run code.
+RUNS_CODE = ["parameter path", "buffer path", "string input", "keyword name", "graph input name"]
+REFUSED = ["parameter path in the program", "constant input name", "argument name", "input dict key"]
+
+
+@pytest.mark.parametrize("kind", RUNS_CODE)
+def test_torch_alone_runs_code_in_a_pt2_s_names(tmp_path, kind):
+    """Why pt2.load checks names: torch writes them into Python code it runs. If torch stops
+    doing that (or escapes them), this fails."""
+    marker = tmp_path / "marker"
+    path = _named_wrong(kind, tmp_path, marker)
+    with contextlib.suppress(Exception):  # whatever torch raises after running the code
+        module = torch.export.load(path).module()
+        with contextlib.suppress(Exception):
+            module(*MODED_INPUTS[0], **MODED_INPUTS[1])
+        module.forward(*MODED_INPUTS[0], *MODED_INPUTS[1].values())
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("kind", RUNS_CODE + REFUSED)
+def test_a_pt2_whose_names_could_run_code_is_refused_in_one_line(tmp_path, kind):
+    marker = tmp_path / "marker"
+    _assert_refused_in_one_line(_named_wrong(kind, tmp_path, marker), marker, "which torch does not write")

@@ -152,8 +152,9 @@ def test_the_python_reader_fails_in_one_line(case, tmp_path):
 
 
 # Python planted where torch evaluates a .pt2's text (mutants.planted): a size expression
-# (sympy.sympify, in torch.export.load) or a guard (exec, in ExportedProgram.module()).
-PLANTED = [("expr_str", "holds the size expression"), ("guards_code", "holds the guard")]
+# (sympy.sympify, in torch.export.load), a guard (exec, in ExportedProgram.module()) or a graph
+# input's name (the forward torch.fx writes and defines in torch.export.load).
+PLANTED = [("expr_str", "holds the size expression"), ("guards_code", "holds the guard"), ("name", "holds the name")]
 
 
 @pytest.mark.parametrize("only, refusal", PLANTED, ids=[p[0] for p in PLANTED])

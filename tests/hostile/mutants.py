@@ -15,7 +15,8 @@ extreme one, or bytes of another entry changed) and the archive written again wi
 
 A .pt2 can also have Python planted where torch evaluates its text (`planted`): a size
 expression (sympy.sympify) or a guard (exec, in ExportedProgram.module()), replaced by code that
-creates a marker file, alone or inside what torch wrote.
+creates a marker file, alone or inside what torch wrote; or a graph input's name, which torch
+writes into the forward's definition (`def forward(self, x=<code>)` runs it in torch.export.load).
 """
 
 import io
@@ -105,17 +106,39 @@ _PLANTED = {
 }
 
 
+def _renamed(value, old, new):
+    """The JSON value with every string `old`, as a value or a key, made `new`."""
+    if isinstance(value, dict):
+        return {new if k == old else k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def _planted_name(program, code):
+    """The program with its last graph input's name made `<name>=<code>`, wherever it is used
+    (torch.fx's `def forward(self, ..., <name>=<code>)`: a default, which only the last may have)."""
+    graph = program["graph_module"]["graph"]
+    name = graph["inputs"][-1]["as_tensor"]["name"]
+    program["graph_module"]["graph"] = _renamed(graph, name, f"{name}={code}")
+    program["graph_module"]["signature"] = _renamed(program["graph_module"]["signature"], name, f"{name}={code}")
+    return program
+
+
 def planted(data, marker, seed, only=None):
-    """(what was planted, the .pt2) with one of its size expressions or guards replaced by Python
-    that creates the file `marker` (a program without guards gets one): the seed picks which
-    and how; only ("expr_str" or "guards_code") picks the kind."""
+    """(what was planted, the .pt2) with one of its size expressions, guards or graph input names
+    made Python that creates the file `marker` (a program without guards gets one): the seed
+    picks which and how; only ("expr_str", "guards_code" or "name") picks the kind."""
     rng = random.Random(seed)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         contents = [archive.read(info) for info in infos]
     target = next(i for i, info in enumerate(infos) if info.filename.endswith("/models/model.json"))
     program = json.loads(contents[target])
-    kind, code = only or rng.choice(sorted(_PLANTED)), code_that_creates(marker)
+    kind, code = only or rng.choice(sorted(_PLANTED) + ["name"]), code_that_creates(marker)
+    if kind == "name":
+        contents[target] = json.dumps(_planted_name(program, code)).encode()
+        return "planted name", _zipped(infos, contents)
     places = [path for path in _json_leaves(program) if kind in path[-2:]]
     if places:
         *parents, last = rng.choice(places)
