@@ -77,10 +77,13 @@ def table(found, statuses, sizes, tasks):
 
 
 def _tasks(workspace):
-    """{architecture: task} from architectures.bzl's rows (the generative ones: their tasks)."""
+    """{architecture: task} from architectures.bzl's rows (the generative ones: their tasks) and
+    decoders.bzl's (text-generation)."""
     with open(os.path.join(workspace, PACKAGE, "architectures.bzl"), encoding="utf-8") as f:
         text = f.read()
     tasks = dict(re.findall(r'^    "(\w+)": \(\s*"([\w-]+)"', text, re.M))  # a row may wrap (DETR's)
+    with open(os.path.join(workspace, PACKAGE, "decoders.bzl"), encoding="utf-8") as f:
+        text = f.read()
     start = text.index("DECODERS = {")
     decoders = text[start:text.index("\n}\n", start)]
     tasks.update(dict.fromkeys(re.findall(r'^    "(\w+)":', decoders, re.M), "text-generation"))

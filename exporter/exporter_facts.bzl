@@ -165,6 +165,7 @@ CONFIG_DEFAULTS = {
     "tokenizer": {
         "bos_id": None,
         "eos_ids": [],
+        "tokenizer_config": None,
     },
     "instructions": {
         "ptd": None,

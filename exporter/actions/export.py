@@ -173,6 +173,7 @@ def run(config):
     write_pt2(ep, config, (dims, range_constraints, specialised), {
         "model": _model_record(config.model),
         "export": config.options.to_json(),
+        **_generation_record(config.model, module),
         **extra,
     })
 
@@ -199,6 +200,14 @@ def _model_record(model):
         record["lora"] = {"rank": model.lora.rank, "alpha": model.lora.alpha,
                           "target_modules": list(model.lora.target_modules)}
     return record
+
+
+def _generation_record(model, module):
+    """The manifest's "generation": an hf_model language model's own bos and eos ids and the file
+    they came from (core/hf_generation.py), which llm_program's lowering prefers to its
+    tokenizer's; nothing for other models."""
+    ids = getattr(module, "generation", None) if model.kind == "hf_model" else None
+    return {"generation": ids} if ids else {}
 
 
 def write_pt2(ep, config, report, extra):

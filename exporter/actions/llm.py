@@ -4,7 +4,9 @@ program and the tokenizer's manifest, and checked where the runner would refuse 
 
     get_max_seq_len, get_max_context_len   the prompt-and-output limits the runner enforces
     get_vocab_size                         the logits' last dim (the exported forward's output)
-    get_bos_id, get_eos_ids                from the tokenizer target (actions/tokenizer.py)
+    get_bos_id, get_eos_ids                an hf_model's own (its generation config, recorded by
+                                           the export), else the tokenizer target's
+                                           (actions/tokenizer.py); core/special_tokens.py
     use_kv_cache                           True: the program keeps its cache
     enable_dynamic_shape                   True: forward takes 1 to max_seq_len - 1 tokens; False
                                            (a backend of static shapes, its record says): one
@@ -15,6 +17,7 @@ import json
 
 import torch
 
+from exporter.core import special_tokens
 from exporter.core.errors import UserError
 
 
@@ -28,13 +31,35 @@ def _logits_size(ep, label):
     return int(value.shape[-1])
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def special_ids(config):
+    """(bos id, eos ids, where each came from) of a LowerConfig with .llm, checked against the
+    tokenizer (core/special_tokens.py)."""
+    llm = config.llm
+    tokenizer = _read(llm.tokenizer.manifest)
+    model = None
+    if llm.model_manifest:
+        exported = _read(llm.model_manifest)
+        model = dict(exported["generation"], label=exported["model"]["label"]) if "generation" in exported else None
+    return special_tokens.program_ids(config.label, tokenizer, model)
+
+
+def manifest_record(config):
+    """The program manifest's "special_ids": where get_bos_id and get_eos_ids came from."""
+    return {"special_ids": special_ids(config)[2]}
+
+
 def constants(config, programs):
     """The runner's constant methods for a LowerConfig with .llm, checked."""
     llm, label = config.llm, config.label
     if set(programs) != {"forward"}:
         raise UserError(f"llm_program {label}: the runner calls one method, forward; the program has {sorted(programs)}")
-    with open(llm.tokenizer.manifest, encoding="utf-8") as f:
-        tokenizer = json.load(f)
+    tokenizer = _read(llm.tokenizer.manifest)
+    bos, eos, _ = special_ids(config)
     vocab = _logits_size(programs["forward"], label)
     if tokenizer["vocab_size"] > vocab:
         raise UserError(f"llm_program {label}: tokenizer {llm.tokenizer.label} has {tokenizer['vocab_size']} "
@@ -45,8 +70,8 @@ def constants(config, programs):
         "get_max_seq_len": llm.max_seq_len,
         "get_max_context_len": llm.max_context_len,
         "get_vocab_size": vocab,
-        "get_bos_id": tokenizer["bos_id"],
-        "get_eos_ids": tokenizer["eos_ids"],
+        "get_bos_id": bos,
+        "get_eos_ids": eos,
         "use_kv_cache": True,
         "enable_dynamic_shape": not llm.static_shape,
     }

@@ -9,7 +9,7 @@ import torch
 
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest, phases
 from exporter.formats import program_summary
-from exporter.actions import delegates, registry, selected_ops, sharing
+from exporter.actions import delegates, llm, registry, selected_ops, sharing
 from exporter.core import backend_site, shape_spec
 from exporter.core.backends import BACKENDS, record
 from exporter.formats import pt2
@@ -218,8 +218,6 @@ def lowered(config, generate_etrecord=False):
     programs = {name: _load(m, contexts[name]) for name, m in config.methods.items()}
     constants = dict(config.metadata, input_schema=input_schema(config.methods))
     if config.llm:
-        from exporter.actions import llm
-
         constants.update(llm.constants(config, programs))
     if config.multimodal:
         from exporter.actions import multimodal
@@ -301,6 +299,7 @@ def run(config):
         "inputs": manifest.inputs_record(kernels.settings(config.raw)),
         "methods": methods_record(et_program.executorch_program),
         "constant_methods": constants,
+        **(llm.manifest_record(config) if config.llm else {}),
         **weights,
         **({"method_programs": exported} if len(exported) > 1 else {}),
         **({"mutable_buffers": state} if state else {}),

@@ -260,12 +260,15 @@ class TokenizerRef(Config):
 
 @dataclasses.dataclass(frozen=True)
 class LlmConfig(Config):
-    """An llm_program's runner facts, from which actions/llm.py writes its constant methods."""
+    """An llm_program's runner facts, from which actions/llm.py writes its constant methods.
+    model_manifest: the export's manifest of an hf_model, whose "generation" record holds the
+    model's own bos and eos ids (core/special_tokens.py); None for another model."""
 
     max_seq_len: int
     max_context_len: int
     tokenizer: TokenizerRef
     static_shape: bool = False  # True: forward takes one token per call (a static-shape backend)
+    model_manifest: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -469,12 +472,15 @@ class TokenizerConfig(ActionConfig):
     src       path of the file: tokenizer.json, tokenizer.model, a tiktoken or llama2.c file
     format    "huggingface", "sentencepiece", "tiktoken" or "llama2c" (tokenizer.LOADERS)
     bos_id, eos_ids   the target's ids, or None / () for the tokenizer's own
+    tokenizer_config  path of the tokenizer_config.json saved with a tokenizer.json, whose bos_token
+              and eos_token name the tokenizer's own ids (core/special_tokens.py), or None
     """
 
     src: str
     format: str
     bos_id: int | None = None
     eos_ids: tuple[int, ...] = ()
+    tokenizer_config: str | None = None
 
 
 @action("instructions", "InstructionCount", worker=False, remote=False, torch=False)

@@ -236,6 +236,7 @@ class GenerationTestConfig(CheckConfig):
     model                  RunfilesModelConfig of the eager model (the program's)
     manifest               the program's .pte.json (its constant methods: get_max_context_len)
     prompts, max_new_tokens   what to generate
+    eos_prompts            prompts whose text must end at an end id before max_new_tokens
     native_runner, native_runner_label   the native runner's path (None: it does not generate)
                            and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
@@ -250,6 +251,7 @@ class GenerationTestConfig(CheckConfig):
     prompts: tuple[str, ...]
     max_new_tokens: int
     native_runner_label: str
+    eos_prompts: tuple[str, ...] = ()
     native_runner: str | None = None
     ptd: str | None = None
     arm64_runner: str | None = None
@@ -292,6 +294,7 @@ class Seq2SeqGenerationConfig(CheckConfig):
     encoder_spec        the encoder method's shape spec (the inputs' shapes and dtypes)
     cases               how many seeded inputs; odd ones take each dynamic dim at its max
     max_new_tokens      tokens to generate per input
+    eos_cases           the cases (indices) whose text must end at an end id before max_new_tokens
     """
 
     program: str
@@ -300,6 +303,7 @@ class Seq2SeqGenerationConfig(CheckConfig):
     encoder_spec: dict
     cases: int = 2
     max_new_tokens: int = 8
+    eos_cases: tuple[int, ...] = ()
     ptd: str | None = None
 
 

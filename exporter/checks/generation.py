@@ -3,10 +3,14 @@ LLM runner (TextLLMRunner: C++ code behind Python bindings, the runner of ExecuT
 apps) and in the native runner (//native:et_runner --generate), and both must give the eager
 model's tokens, token for token. Prints each prompt's text and tokens per second.
 
-The eager side follows the runner's rules: the prompt is encoded by the runner's own tokenizer
-library without begin or end tokens, its logits' last row gives the first new token, then one
-token per call at the next position, until an end id or max_new_tokens (capped so that prompt
-and output fit in get_max_context_len).
+The prompt is encoded by the runner's own tokenizer library without begin or end tokens, and
+every side generates until an end id or max_new_tokens (capped so that prompt and output fit in
+get_max_context_len). The eager side is the model's own generation, stop included: for an
+hf_model, transformers' generate() (greedy, ending at the model's generation config's end ids);
+for another model, the model called as the runner calls the program (its logits' last row gives
+the first new token, then one token per call at the next position), ending at the tokenizer's end
+ids. Each of eos_prompts must end at an end id before the limit: a text cut at the limit cannot
+show that the runner stops where the model does.
 """
 
 import json
@@ -19,20 +23,21 @@ import time
 import torch
 
 from exporter.actions import tokenizer
-from exporter.checks import contract, etvals, native
-from exporter.core import backend_site, runtime_kernels
+from exporter.checks import contract, etvals, greedy, native
+from exporter.core import backend_site, runtime_kernels, special_tokens
 
 
 def eager_tokens(model, prompt, count, eos_ids):
-    """Greedy ids after `prompt` (ids) from the eager model, as the runner stops."""
+    """Greedy ids after `prompt` (ids) from the eager model, called as the runner calls the
+    program: the prompt in one call, then one token per call at the next position."""
+
+    def next_logits(ids):
+        if not ids:
+            return model(torch.tensor([prompt]), torch.arange(len(prompt)))
+        return model(torch.tensor([ids[-1:]]), torch.tensor([len(prompt) + len(ids) - 1]))
+
     with torch.no_grad():
-        logits = model(torch.tensor([prompt]), torch.arange(len(prompt)))
-        out = [int(logits[0, -1].argmax())]
-        while len(out) < count and out[-1] not in eos_ids:
-            position = len(prompt) + len(out) - 1
-            logits = model(torch.tensor([[out[-1]]]), torch.tensor([position]))
-            out.append(int(logits[0, -1].argmax()))
-    return out
+        return greedy.tokens(next_logits, count, eos_ids)
 
 
 def runner_pieces(config, prompt, count):
@@ -102,62 +107,105 @@ def arm64_line(config, ids, count, expected):
                   f"no tokens/s (emulated)")
 
 
-def run(config):
-    """(ok, report text) of a contract.GenerationTestConfig."""
+def eager_reference(config, tokenizer_eos_ids):
+    """(generate(prompt ids, count) -> ids, the end ids it stops at, what it is, for the report):
+    transformers' generate() for an hf_model (greedy, its generation config's end ids: where the
+    model's own text ends), else the eager model called as the runner calls the program, stopping
+    at the tokenizer's end ids."""
     from exporter.core.model_loader import load_model
 
+    if config.model.kind == "hf_model":
+        model = load_model(config.model).causal_lm()
+        ends = special_tokens.as_list(model.generation_config.eos_token_id)
+
+        def generate(ids, count):
+            inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+            return greedy.transformers_tokens(model, inputs, count)
+
+        return generate, ends, f"transformers' generate() of {config.model.label} (greedy, end ids {ends})"
+    return (lambda ids, count: eager_tokens(load_model(config.model), ids, count, tokenizer_eos_ids),  # a fresh cache each
+            tokenizer_eos_ids, f"the eager model {config.model.label}")
+
+
+def _context(config):
+    """What every prompt's case needs: {tokenizer, vocab_size, max_seq_len, max_context_len,
+    generate, ends}, and the report's first line."""
     with open(config.tokenizer["manifest"], encoding="utf-8") as f:
         tokenizer_manifest = json.load(f)
-    eos_ids, vocab_size = tokenizer_manifest["eos_ids"], tokenizer_manifest["vocab_size"]
     with open(config.manifest, encoding="utf-8") as f:
         constants = json.load(f)["constant_methods"]
     if "get_max_context_len" not in constants:
         raise ValueError(f"{config.program} has no get_max_context_len; make it with llm_program")
-    max_context_len, max_seq_len = constants["get_max_context_len"], constants["get_max_seq_len"]
-    runner_tokenizer = tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"])
-    backend_site.activate(config.backend_packages)  # before the runner loads the program
+    generate, ends, reference = eager_reference(config, tokenizer_manifest["eos_ids"])
+    context = {"tokenizer": tokenizer.load(config.tokenizer["file"], config.tokenizer["format"], config.tokenizer["label"]),
+               "vocab_size": tokenizer_manifest["vocab_size"], "max_seq_len": constants["get_max_seq_len"],
+               "max_context_len": constants["get_max_context_len"], "generate": generate, "ends": ends}
     native_runner = (f" and the native runner ({config.native_runner_label}"
                      f"{', and on arm64' if config.arm64_runner else ''})") if config.native_runner else \
         " (not the native runner: runtimes leaves it out)"
-    lines = [f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner){native_runner}, "
-             f"greedy, against the eager model {config.model.label}"]
-    ok = True
-    for prompt in config.prompts:
-        ids = runner_tokenizer.encode(prompt, 0, 0)
-        if not 0 < len(ids) < max_seq_len:
-            raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
-                             f"{max_seq_len - 1} (max_seq_len - 1): shorten it in prompts")
-        count = min(config.max_new_tokens, max_context_len - len(ids))
-        expected = eager_tokens(load_model(config.model), ids, count, eos_ids)  # a fresh cache each
-        check_ids(config, expected, "the model's, eager", vocab_size)
-        if config.native_runner:  # before the LLM runner, which decodes them
-            native, figures = native_tokens(config, ids, count)
-            check_ids(config, native[:len(expected)], "the native runner's", vocab_size)  # it runs past an end id
-        pieces = [runner_tokenizer.decode(token) for token in expected]  # as the runner's callback gets them
-        lines.append(f"  prompt {prompt!r} ({len(ids)} tokens): eager continues {''.join(pieces)!r} ({len(expected)} tokens)")
-        try:
-            got, first, rest = runner_pieces(config, prompt, count)
-        except RuntimeError as e:  # its tokenizer's DecodeFailure, say, for an id it generated itself
-            raise ValueError(f"ExecuTorch's LLM runner fails on {config.program} with tokenizer "
-                             f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}") from e
-        same = got == pieces
+    return context, (f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner){native_runner}, "
+                     f"greedy, against {reference}")
+
+
+def _runner_line(config, prompt, count, pieces, vocab_size):
+    """(same pieces as eager, the report's line) of ExecuTorch's LLM runner."""
+    try:
+        got, first, rest = runner_pieces(config, prompt, count)
+    except RuntimeError as e:  # its tokenizer's DecodeFailure, say, for an id it generated itself
+        raise ValueError(f"ExecuTorch's LLM runner fails on {config.program} with tokenizer "
+                         f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}") from e
+    same = got == pieces
+    rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
+    return same, (f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
+                  f"after {first * 1000:.1f} ms{rate}")
+
+
+def _case(config, context, prompt, must_end):
+    """(the runners give eager's tokens, the text ends if it must, report lines) of one prompt;
+    must_end: one of eos_prompts, whose text must end at an end id before max_new_tokens."""
+    ids = context["tokenizer"].encode(prompt, 0, 0)
+    if not 0 < len(ids) < context["max_seq_len"]:
+        raise ValueError(f"prompt {prompt!r} is {len(ids)} tokens; {config.program} takes 1 to "
+                         f"{context['max_seq_len'] - 1} (max_seq_len - 1): shorten it in prompts")
+    count = min(config.max_new_tokens, context["max_context_len"] - len(ids))
+    expected = context["generate"](ids, count)
+    check_ids(config, expected, "the model's, eager", context["vocab_size"])
+    if config.native_runner:  # before the LLM runner, which decodes them
+        native, figures = native_tokens(config, ids, count)
+        check_ids(config, native[:len(expected)], "the native runner's", context["vocab_size"])  # it runs past an end id
+    pieces = [context["tokenizer"].decode(token) for token in expected]  # as the runner's callback gets them
+    ended = greedy.ended(expected, context["ends"], count)
+    lines = [f"  prompt {prompt!r} ({len(ids)} tokens): eager continues {''.join(pieces)!r} ({len(expected)} tokens"
+             f"{f', ended by end id {expected[-1]}' if ended else ''})"]
+    if must_end and not ended:
+        lines.append(f"    must end at an end id {context['ends']} within {count} tokens (eos_prompts), but eager runs to "
+                     f"the limit: give eos_prompts a prompt whose text ends, or more max_new_tokens")
+    ok, line = _runner_line(config, prompt, count, pieces, context["vocab_size"])
+    lines.append(line)
+    if config.native_runner:
+        same = native[:len(expected)] == expected
         ok = ok and same
-        rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
-        lines.append(f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
-                     f"after {first * 1000:.1f} ms{rate}")
-        if config.native_runner:
-            same = native[:len(expected)] == expected
-            ok = ok and same
-            lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
-                         f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode "
-                         f"{figures['decode_tokens_per_s']:.0f} tokens/s (median of {figures['runs']} runs)")
-        if config.arm64_runner:
-            same, line = arm64_line(config, ids, count, expected)
-            ok, lines = ok and same, lines + [line]
-    if not ok:
+        lines.append(f"    native runner: {'same tokens' if same else f'DIFFERENT: {native}'}; prefill "
+                     f"{figures['prefill_tokens_per_s']:.0f} tokens/s, decode "
+                     f"{figures['decode_tokens_per_s']:.0f} tokens/s (median of {figures['runs']} runs)")
+    if config.arm64_runner:
+        same, line = arm64_line(config, ids, count, expected)
+        ok, lines = ok and same, lines + [line]
+    return ok, ended or not must_end, lines
+
+
+def run(config):
+    """(ok, report text) of a contract.GenerationTestConfig."""
+    context, first = _context(config)
+    backend_site.activate(config.backend_packages)  # before the runner loads the program
+    lines, agree, end = [first], True, True
+    for prompt, must_end in [(p, False) for p in config.prompts] + [(p, True) for p in config.eos_prompts]:
+        same, ends, case_lines = _case(config, context, prompt, must_end)
+        agree, end, lines = agree and same, end and ends, lines + case_lines
+    if not agree:
         lines.append("The program does not generate what the model generates: check the model's forward against "
                      "the runner's contract (docs/llm.md), then the numerics_test of the program.")
-    return ok, "\n".join(lines) + "\n"
+    return agree and end, "\n".join(lines) + "\n"
 
 
 def main(argv):

@@ -20,7 +20,7 @@ import torch
 
 from exporter.actions import eager_quantize, tokenizer
 from exporter.actions.multimodal import METHODS
-from exporter.checks import contract, generation
+from exporter.checks import contract, generation, greedy
 
 
 def read_image(path):
@@ -80,19 +80,23 @@ def eager_tokens(models, inputs, count, eos_ids):
     model's three parts, each input one decoder call as the runner prefills it, the parts called
     with the names of the methods' inputs (multimodal_program's shape specs)."""
     vision, embed, decoder = models
-    with torch.no_grad():
-        position = 0
+    position = 0
+
+    def call(embeddings):
+        nonlocal position
+        logits = decoder(embeddings=embeddings, input_pos=torch.arange(position, position + embeddings.shape[1]))
+        position += embeddings.shape[1]
+        return logits
+
+    def next_logits(ids):
+        if ids:
+            return call(embed(tokens=torch.tensor([ids[-1:]])))
         for kind, value in inputs:
-            embeddings = vision(image=value.unsqueeze(0)) if kind == "image" else embed(tokens=torch.tensor([value]))
-            seq = embeddings.shape[1]
-            logits = decoder(embeddings=embeddings, input_pos=torch.arange(position, position + seq))
-            position += seq
-        out = [int(logits[0, -1].argmax())]
-        while len(out) < count and out[-1] not in eos_ids:
-            logits = decoder(embeddings=embed(tokens=torch.tensor([[out[-1]]])), input_pos=torch.tensor([position]))
-            position += 1
-            out.append(int(logits[0, -1].argmax()))
-    return out
+            logits = call(vision(image=value.unsqueeze(0)) if kind == "image" else embed(tokens=torch.tensor([value])))
+        return logits
+
+    with torch.no_grad():
+        return greedy.tokens(next_logits, count, eos_ids)
 
 
 def runner_pieces(config, history, inputs, count):

@@ -154,5 +154,5 @@ def build(task, config, checkpoint_dir=None, **options):
     if TASKS[task][1] in ("seq2seq", "decoder") or options:
         from exporter.core import hf_generation
 
-        return hf_generation.component(task, model, **options)
+        return hf_generation.component(task, model, checkpoint_dir=checkpoint_dir, **options)
     return model

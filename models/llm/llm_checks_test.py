@@ -55,7 +55,8 @@ def test_a_file_the_runner_cannot_load_says_so(tmp_path):
 
 def _lower_config(tmp_path, vocab_size=96, max_context_len=32):
     manifest = tmp_path / "tok.json"
-    manifest.write_text(json.dumps({"vocab_size": vocab_size, "bos_id": 0, "eos_ids": [1]}))
+    manifest.write_text(json.dumps({"label": "//pkg:tok", "file": {"name": "tokenizer.json"}, "vocab_size": vocab_size,
+                                    "bos_id": 0, "eos_ids": [1], "sources": {"bos_id": "tokenizer.json", "eos_ids": "tokenizer.json"}}))
     return registry.LowerConfig.from_json({
         "label": "//pkg:lm", "identity": "-", "exported_label": "//pkg:lm_ep", "pt2": "-",
         "llm": {"max_seq_len": 32, "max_context_len": max_context_len,

@@ -156,11 +156,20 @@ hf_model_rule = rule(
     provides = [TorchModelInfo],
 )
 
+def _folder_file(checkpoint_dir, basename):
+    found = [f for f in (checkpoint_dir or []) if f.split("/")[-1] == basename]
+    return found[0] if found else None
+
 def _generative_targets(name, task, checkpoint_dir, cache_len, attrs, common):
     if HF_TASKS[task] == "decoder":
-        tokenizer_file = [f for f in (checkpoint_dir or []) if f.split("/")[-1] == "tokenizer.json"]
+        tokenizer_file = _folder_file(checkpoint_dir, "tokenizer.json")
         if tokenizer_file:
-            tokenizer(name = name + "_tokenizer", src = tokenizer_file[0], **common)
+            tokenizer(
+                name = name + "_tokenizer",
+                src = tokenizer_file,
+                tokenizer_config = _folder_file(checkpoint_dir, "tokenizer_config.json"),
+                **common
+            )
         return
     for component in ("encoder", "decoder"):
         hf_model_rule(
@@ -181,7 +190,10 @@ def hf_model(name, task, config, checkpoint_dir = None, inputs = None, dims = {}
     model's raw samples (one second at 16 kHz). The generative tasks add the modules ExecuTorch's
     runners call: for text-generation <name> is the causal LM behind the LLM runner's forward
     with a static KV cache (hand it to llm_program, with strict = True), and a folder's
-    tokenizer.json becomes <name>_tokenizer; for text2text-generation and Whisper-style speech
+    tokenizer.json becomes <name>_tokenizer (with the folder's tokenizer_config.json, which names
+    its bos and eos tokens); the program's get_bos_id and get_eos_ids are the model's generation
+    config's (generation_config.json, else config.json), as transformers' generate() stops at
+    them; for text2text-generation and Whisper-style speech
     recognition <name>_encoder and <name>_decoder (one token over a static cache) are the two
     methods of one program, each with its spec, and <name> is the whole model, the eager
     reference. Outputs keep transformers' names (logits, last_hidden_state); docs/huggingface.md.

@@ -5,8 +5,8 @@ Its rule lowers like executorch_program's (lowering.bzl's lower_program), with s
 add the tokenizer and the runner's limits to the lowering, which writes the runner's constant
 methods (exporter/actions/llm.py)."""
 
-load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS")
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "HF_MODEL_ENTRY")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo")
 load("//rules/private/lib:attr_checks.bzl", "macro_label")
 load("//rules/private/lib:lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
@@ -28,10 +28,16 @@ def _llm_program_impl(ctx):
     }
     if _static_shapes(ctx.attr.backends):
         llm["static_shape"] = True  # the macro exported one token per call; the runner prefills token by token
+    inputs = [tokenizer.manifest]
+    exported = ctx.attr.exported[ExportedProgramInfo] if ctx.attr.exported else None
+    if exported and exported.model.entry == HF_MODEL_ENTRY:
+        # An hf_model's own bos and eos ids, which its export recorded (exporter/core/special_tokens.py).
+        llm["model_manifest"] = exported.manifest.path
+        inputs.append(exported.manifest)
     return lower_program(ctx, lowering_semantics(
         "llm_program",
         llm = llm,
-        inputs = [tokenizer.manifest],
+        inputs = inputs,
         tokenizer = tokenizer,
     ))
 
@@ -89,9 +95,11 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
     static shapes, docs/llm.md), the export
     (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
-    get_eos_ids (from the tokenizer), use_kv_cache and enable_dynamic_shape. The build fails when
-    the tokenizer's vocabulary is larger than the model's, or when the model cannot take a token
-    at position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
+    get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the
+    tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
+    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's
+    end ids do not hold the tokenizer's end token, or when the model cannot take a token at
+    position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
     in Google's Model Explorer on 127.0.0.1, as executorch_program's does.
 
     Args:

@@ -17,8 +17,9 @@ def _generation_test_impl(ctx):
     where = test_prefix("llm_generation_test", ctx)
     program = ctx.attr.program[ExecuTorchProgramInfo]
     tokenizer = ctx.attr.tokenizer[TokenizerInfo]
-    if not ctx.attr.prompts or [p for p in ctx.attr.prompts if not p]:
-        fail(where + "prompts must be a non-empty list of non-empty strings, e.g. [\"The runner\"]")
+    prompts = ctx.attr.prompts + ctx.attr.eos_prompts
+    if not prompts or [p for p in prompts if not p]:
+        fail(where + "prompts must be a non-empty list of non-empty strings, e.g. [\"The runner\"] (with eos_prompts)")
     if ctx.attr.max_new_tokens < 1:
         fail(where + "max_new_tokens = {} is too small; use at least 1".format(ctx.attr.max_new_tokens))
     if "forward" not in program.methods:
@@ -36,6 +37,8 @@ def _generation_test_impl(ctx):
         native_runner = ctx.executable.native_runner.short_path if "native" in runtimes else None,
         native_runner_label = str(ctx.attr.native_runner.label),
     )
+    if ctx.attr.eos_prompts:  # only then: other tests' configs keep their bytes
+        config["eos_prompts"] = ctx.attr.eos_prompts
     if program.backend_packages:  # e.g. a backend's runtime library, for ExecuTorch's LLM runner
         config["backend_packages"] = [f.short_path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
@@ -51,18 +54,31 @@ _generation_test = config_test_rule(
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The llm_program."),
         "tokenizer": attr.label(mandatory = True, providers = [TokenizerInfo], doc = "Its tokenizer."),
         "prompts": attr.string_list(doc = "The prompts."),
+        "eos_prompts": attr.string_list(doc = "Prompts whose text must end at an end id before max_new_tokens."),
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
         "runtimes": attr.string_list(default = _RUNTIMES, doc = "Where it generates: \"python\" (ExecuTorch's LLM runner), \"native\" (the native runner), or both."),
     }, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
 )
 
-def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, runtimes = None, native_runner = None, arm64 = False, **kwargs):
+def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, eos_prompts = [], runtimes = None, native_runner = None, arm64 = False, **kwargs):
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
-    against the eager model. The LLM runner is ExecuTorch's TextLLMRunner (its C++ runner, through Python bindings), given
-    the .pte and the tokenizer file as an app gives them; the native runner is //native:et_runner
-    --generate. The test prints each prompt's continuation and tokens per second (docs/llm.md).
+    against the model's own generation, its stop included. The LLM runner is ExecuTorch's
+    TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
+    as an app gives them; the native runner is //native:et_runner --generate. The model's side
+    is transformers' generate() for an hf_model (greedy, stopping at its generation config's end
+    ids), else the eager model called as the runner calls the program, stopping at the tokenizer's
+    end ids. The test prints each prompt's continuation and tokens per second (docs/llm.md).
+
+        llm_generation_test(
+            name = "qwen_llm_generation_test",
+            eos_prompts = ["exports"],  # its text ends at </s> after 4 tokens
+            max_new_tokens = 8,
+            program = ":qwen_llm",
+            prompts = ["a runtime loads"],
+            tokenizer = ":qwen_tokenizer",
+        )
 
     Args:
       name: the test's name.
@@ -71,6 +87,9 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       prompts: the prompts, e.g. ["The runner reads"].
       max_new_tokens: tokens to generate per prompt (fewer when the context is full or the model
         ends the text).
+      eos_prompts: more prompts, each of which must end at an end id before max_new_tokens: a text
+        cut at the limit cannot show that the runner stops where the model stops, so give at
+        least one prompt whose text ends.
       runtimes: ["python", "native"] (the default), or a part, where the program's backends run
         (docs/backends.md says where each does); a program of a backend of static shapes takes
         its prompt one token per call.
@@ -84,6 +103,7 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
         tokenizer = tokenizer,
         prompts = prompts,
         max_new_tokens = max_new_tokens,
+        eos_prompts = eos_prompts,
         runtimes = runtimes,
         native_runner = native_runner,
         arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
