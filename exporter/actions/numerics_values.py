@@ -223,8 +223,9 @@ def compute(config):
     except ValueError as e:
         return case_values.CaseValues(error=str(e))
     names = output_tree.program_names(prepared.ep) if prepared.ep is not None else None
+    runtime = importlib.metadata.version("executorch") if "python" in config.runtimes else None
     return case_values.CaseValues(prepared.reference_name, calls, prepared.inputs, prepared.arm64_cases,
-                                  output_names=names)
+                                  output_names=names, runtime=runtime)
 
 
 def warm_up():

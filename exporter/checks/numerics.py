@@ -320,6 +320,11 @@ def load_values(config):
         values = numerics_values.compute(config)
     if values.error is not None:
         raise ValueError(values.error + release_note(config))
+    ran = releases.of_version(values.runtime)
+    if config.release and values.runtime and (not ran or ran.name != config.release):
+        raise ValueError(f"the Python runtime that ran {config.program} is ExecuTorch {values.runtime}, not "
+                         f"release {config.release}'s ({releases.BY_NAME[config.release].version}): the release's "
+                         f"packages were not ahead of the toolchain's (exporter/core/release_site.py)")
     return values
 
 
