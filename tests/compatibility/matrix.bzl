@@ -15,7 +15,7 @@ load("//tools/ci:tiers.bzl", "NIGHTLY")
 def _suffix(release):
     return release.replace(".", "_")
 
-def compatibility_matrix(name, forms, releases, nightly_forms = []):
+def compatibility_matrix(name, forms, releases, nightly_forms = [], lowering_only = []):
     """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and test_suites.
 
     Args:
@@ -23,13 +23,15 @@ def compatibility_matrix(name, forms, releases, nightly_forms = []):
       forms: {form: {executorch_program's attributes, and "numerics": numerics_test's}}.
       releases: the releases, oldest first; each lowers every form and runs every program.
       nightly_forms: the forms whose targets are in the nightly tier only (CONTRIBUTING.md).
+      lowering_only: older releases whose runtimes do not run here (1.3): every form is lowered
+        for them too and run in the runtimes of `releases`, in the nightly tier.
     """
     tests = {False: [], True: []}
     for form, attrs in forms.items():
-        nightly = form in nightly_forms
-        tags = NIGHTLY if nightly else []
         program_attrs = {k: v for k, v in attrs.items() if k != "numerics"}
-        for release in releases:
+        for release in lowering_only + releases:
+            nightly = form in nightly_forms or release in lowering_only
+            tags = NIGHTLY if nightly else []
             program = "{}_{}".format(form, _suffix(release))
             executorch_program(name = program, release = release, tags = tags or ["manual"], **program_attrs)
             for runtime in releases:

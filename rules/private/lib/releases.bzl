@@ -34,9 +34,13 @@ def release_text(name):
     """"ExecuTorch 1.4 (1.4.1)", for messages."""
     return "ExecuTorch {} ({})".format(name, RELEASES[name]["version"])
 
+def _runtime_label(name):
+    """release_label of a release whose runtimes run here, or None (check_test_release says why)."""
+    return None if RELEASES.get(name, {}).get("runtimes_blocked") else release_label(name)
+
 def native_runner_label(name):
     """The native runner of a release other than the default (//native:et_runner_<major>_<minor>), or None."""
-    if not release_label(name):
+    if not _runtime_label(name):
         return None
     return Label("//native:et_runner_" + name.replace(".", "_"))
 
@@ -106,7 +110,7 @@ def release_test_attrs(release, runtimes, native_runner, kwargs):
     arm64 = bool(runtimes) and "arm64" in runtimes and name in RELEASES and RELEASES[name]["arm64"]
     return {
         "release_name": release or "",
-        "release": release_label(release),
+        "release": _runtime_label(release),
         "any_release_order": kwargs.pop("any_release_order", False),
         "native_runner": runner,
         "arm64_runner": (runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
