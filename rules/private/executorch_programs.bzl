@@ -37,7 +37,7 @@ def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
 
 _PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "kernels", "methods", "metadata", "release", "summary", "weights"]
 
-def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
+def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, release = None, **kwargs):
     """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.
 
     For each variant this makes the executorch_program `<name>_<variant>` and the numerics_test
@@ -59,6 +59,7 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
       methods: instead of exported, the default methods of every variant.
       metadata: metadata of every variant; a variant's own is merged over it.
       numerics: numerics_test arguments of every variant; a variant's own are merged over them.
+      release: the default ExecuTorch release of every variant (None: the toolchain's, "1.5").
       **kwargs: common attributes (tags, visibility) for every target.
     """
     if not variants:
@@ -73,7 +74,7 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
                 _PROGRAM_KEYS + ["numerics"],
             ))
         program = "{}_{}".format(name, variant)
-        attrs = {"exported": exported, "methods": methods, "release": kwargs.get("release")}
+        attrs = {"exported": exported, "methods": methods, "release": release}
         attrs.update({k: v for k, v in settings.items() if k in _PROGRAM_KEYS})
         if "exported" in settings and "methods" not in settings:
             attrs["methods"] = None

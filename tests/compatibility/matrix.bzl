@@ -9,6 +9,7 @@ each release computes its cells' values in one warm process of its own (the rele
 not one per cell.
 """
 
+load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE")
 load("//rules:defs.bzl", "executorch_program", "numerics_test")
 load("//tools/ci:tiers.bzl", "NIGHTLY")
 
@@ -20,7 +21,9 @@ def compatibility_matrix(name, forms, releases, nightly_forms = [], lowering_onl
 
     Args:
       name: the test_suite of every cell; <name>_nightly holds the nightly forms' cells.
-      forms: {form: {executorch_program's attributes, and "numerics": numerics_test's}}.
+      forms: {form: {executorch_program's attributes, "numerics": numerics_test's, and
+        "default_program": a program of the default release that a test already builds from the
+        same attributes, which its cells run instead of lowering it again}}.
       releases: the releases, oldest first; each lowers every form and runs every program.
       nightly_forms: the forms whose targets are in the nightly tier only (CONTRIBUTING.md).
       lowering_only: older releases whose runtimes do not run here (1.3): every form is lowered
@@ -28,12 +31,15 @@ def compatibility_matrix(name, forms, releases, nightly_forms = [], lowering_onl
     """
     tests = {False: [], True: []}
     for form, attrs in forms.items():
-        program_attrs = {k: v for k, v in attrs.items() if k != "numerics"}
+        program_attrs = {k: v for k, v in attrs.items() if k not in ("numerics", "default_program")}
         for release in lowering_only + releases:
             nightly = form in nightly_forms or release in lowering_only
             tags = NIGHTLY if nightly else []
             program = "{}_{}".format(form, _suffix(release))
-            executorch_program(name = program, release = release, tags = tags or ["manual"], **program_attrs)
+            if release == DEFAULT_RELEASE and "default_program" in attrs:
+                native.alias(name = program, actual = attrs["default_program"], tags = tags or ["manual"])
+            else:
+                executorch_program(name = program, release = release, tags = tags or ["manual"], **program_attrs)
             for runtime in releases:
                 test = "{}_in_{}".format(program, _suffix(runtime))
                 numerics_test(
