@@ -13,17 +13,16 @@ load("//rules:defs.bzl", "EXECUTORCH_COPTS")
 _SOURCES = ["etvals.cc", "program_check.cc", "supervisor.cc", "program_module.cc"]
 _HEADERS = ["etvals.h", "program_check.h", "supervisor.h", "program_module.h"]
 
-def release_runner(release, version, repository):
-    """Declares //native:et_runner_<major>_<minor> for `release`.
+def release_runner(name, version, repository):
+    """Declares the native runner `name` (//native:et_runner_<major>_<minor>) of a release.
 
     Args:
-      release: the release, e.g. "1.4".
+      name: the runner's name; its libraries are <name>_lib and <name>_main.
       version: its version, for the message of a missing kernel library.
       repository: the repository of its native runtime, e.g. "@torch_export_executorch_1_4".
     """
-    suffix = release.replace(".", "_")
     native.cc_library(
-        name = "runner_lib_" + suffix,
+        name = name + "_lib",
         srcs = _SOURCES,
         hdrs = _HEADERS,
         copts = EXECUTORCH_COPTS,
@@ -33,17 +32,17 @@ def release_runner(release, version, repository):
         target_compatible_with = ["@platforms//cpu:x86_64"],
     )
     native.cc_library(
-        name = "runner_main_" + suffix,
+        name = name + "_main",
         srcs = ["et_runner.cc"],
         copts = EXECUTORCH_COPTS,
         local_defines = ["ET_RUNNER_PROGRAM_API"],
-        deps = [":runner_lib_" + suffix],
+        deps = [":" + name + "_lib"],
         alwayslink = True,
         target_compatible_with = ["@platforms//cpu:x86_64"],
     )
     native.cc_binary(
-        name = "et_runner_" + suffix,
-        deps = [":runner_main_" + suffix],
+        name = name,
+        deps = [":" + name + "_main"],
         target_compatible_with = ["@platforms//cpu:x86_64"],
         visibility = ["//visibility:public"],
     )

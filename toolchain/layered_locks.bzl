@@ -121,9 +121,11 @@ def _layered_packages_impl(rctx):
     rctx.file("BUILD", PACKAGES_BUILD)
 
 def shadowing_identity(rctx, pins):
-    """The identity of the toolchain's venv with `pins` installed ahead of it: the toolchain's
-    identity.txt with those versions in place, after a line naming the layer. So the manifest's
-    toolchain record (exporter/core/manifest.py) names the versions an action ran with.
+    """The identity of the toolchain's venv with `pins` installed ahead of it.
+
+    The toolchain's identity.txt with those versions in place, after a line naming the layer, so
+    that the manifest's toolchain record (exporter/core/manifest.py) names the versions an action
+    ran with.
 
     Args:
       rctx: the repository context.

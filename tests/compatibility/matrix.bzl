@@ -16,11 +16,12 @@ load("//tools/ci:tiers.bzl", "NIGHTLY")
 def _suffix(release):
     return release.replace(".", "_")
 
-def compatibility_matrix(name, forms, releases, nightly_forms = [], lowering_only = []):
-    """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and test_suites.
+def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], lowering_only = []):
+    """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and two test_suites.
 
     Args:
-      name: the test_suite of every cell; <name>_nightly holds the nightly forms' cells.
+      name: the test_suite of the every-build cells.
+      nightly_suite: the test_suite of the nightly cells.
       forms: {form: {executorch_program's attributes, "numerics": numerics_test's, and
         "default_program": a program of the default release that a test already builds from the
         same attributes, which its cells run instead of lowering it again}}.
@@ -52,4 +53,4 @@ def compatibility_matrix(name, forms, releases, nightly_forms = [], lowering_onl
                 )
                 tests[nightly].append(":" + test)
     native.test_suite(name = name, tests = tests[False])
-    native.test_suite(name = name + "_nightly", tests = tests[True], tags = NIGHTLY)
+    native.test_suite(name = nightly_suite, tests = tests[True], tags = NIGHTLY)

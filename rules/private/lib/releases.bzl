@@ -15,8 +15,10 @@ DEFAULT_NATIVE_RUNNER = Label("//native:et_runner")
 RELEASE_NAMES = RELEASES.keys()
 
 def release_label(name):
-    """The label of a release's target, or None for the default release (or an unknown name,
-    which the rule's check_release reports)."""
+    """The label of a release's target, or None.
+
+    None for the default release, or for an unknown name, which the rule's check_release reports.
+    """
     if not name or name == DEFAULT_RELEASE or name not in RELEASES:
         return None
     return Label("//toolchain/releases:" + name)
@@ -45,8 +47,9 @@ def native_runner_label(name):
     return Label("//native:et_runner_" + name.replace(".", "_"))
 
 def check_test_release(where, program, given, any_order = False):
-    """Fails unless a test may run `program` in the runtimes of release `given` ("" when the test
-    names none: the default's).
+    """Fails unless a test may run `program` in the runtimes of release `given`.
+
+    `given` is "" when the test names none: the default's.
 
     ExecuTorch promises only that a runtime loads the programs of its own and older releases, so
     an older runtime for a newer program fails here, naming both (the compatibility matrix, with

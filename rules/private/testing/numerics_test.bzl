@@ -245,14 +245,11 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
         emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
       fvp_runner: with "fvp" in runtimes, a team's runner of Arm's Corstone FVP (docs/backends.md).
-      release: the ExecuTorch release whose runtimes run the program, e.g. "1.4": that release's
-        Python runtime and its native runner (//native:et_runner_1_4, the default native_runner
-        then). Default None: the toolchain's own, "1.5", which must be the program's. A release
-        older than the program's fails at analysis, naming both (docs/compatibility.md).
+      release: the ExecuTorch release whose runtimes run it, e.g. "1.4" (default: the toolchain's,
+        which must be the program's); an older one than the program's fails (docs/compatibility.md).
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
-    attrs = release_test_attrs(release, runtimes, native_runner, kwargs)
     _numerics_test(
         program = program,
         model = model,
@@ -268,5 +265,5 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         runtimes = runtimes,
         arm64_inputs_json = json.encode(arm64_inputs),
         fvp_runner = fvp_runner,
-        **dict(attrs, **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs))
+        **dict(release_test_attrs(release, runtimes, native_runner, kwargs), **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs))
     )
