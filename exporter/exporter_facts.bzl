@@ -118,6 +118,7 @@ CONFIG_DEFAULTS = {
         "foundation": None,
         "backend_options": None,
         "backend_packages": [],
+        "release": None,
     },
     "etrecord": {
         "backends": [
@@ -137,6 +138,7 @@ CONFIG_DEFAULTS = {
         "foundation": None,
         "backend_options": None,
         "backend_packages": [],
+        "release": None,
     },
     "bundle": {},
     "calibrate": {
@@ -495,6 +497,38 @@ QUANTIZER_SCHEMES = {
         "int8_static_per_tensor",
     ],
 }
+
+RELEASES = {
+    "1.3": {
+        "version": "1.3.1",
+        "lock": "executorch_1_3",
+        "native": "python_binding",
+        "arm64": False,
+        "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
+        "runtimes_blocked": "its Python runtime and native runtime were compiled against torch 2.12's C++ ABI, and PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels with its nvidia packages)",
+        "loaded_by": "1.4",
+    },
+    "1.4": {
+        "version": "1.4.1",
+        "lock": "executorch_1_4",
+        "native": "python_binding",
+        "arm64": False,
+        "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
+        "runtimes_blocked": "",
+        "loaded_by": "1.4",
+    },
+    "1.5": {
+        "version": "1.5.1",
+        "lock": None,
+        "native": "libraries",
+        "arm64": True,
+        "why_no_arm64": "",
+        "runtimes_blocked": "",
+        "loaded_by": "1.4",
+    },
+}
+
+DEFAULT_RELEASE = "1.5"
 
 IRS = [
     "training",

@@ -28,7 +28,7 @@ LOCK_BZL = "exporter/lock_facts.bzl"
 # {file: (who loads it, the facts it holds)}; exporter_facts.bzl holds every other fact.
 OWN_FILES = {
     REPOSITORY_BZL: ("the toolchain's repository rules", ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")),
-    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS")),
+    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS")),
 }
 REPOSITORY_FACTS = OWN_FILES[REPOSITORY_BZL][1]
 
@@ -116,6 +116,23 @@ def backend_tables():
     }
 
 
+def release_tables():
+    """The facts of the ExecuTorch releases' records (core/releases.py) that the rules and the
+    toolchain read."""
+    from exporter.core import releases
+
+    return {
+        # The releases a program may name (executorch_program's release), oldest first, and the default.
+        "RELEASES": {r.name: {"version": r.version, "lock": r.lock, "native": r.native, "arm64": r.arm64,
+                              "why_no_arm64": r.why_no_arm64, "runtimes_blocked": r.runtimes_blocked,
+                              "loaded_by": r.loaded_by} for r in releases.RECORDS},
+        "DEFAULT_RELEASE": releases.DEFAULT,
+        # lock -> the release whose packages it pins (toolchain/releases/<lock>.lock), each a repository
+        # fetched only when a target names the release (toolchain/release_repository.bzl).
+        "RELEASE_LOCKS": {r.lock: r.name for r in releases.RECORDS if r.lock},
+    }
+
+
 def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
     from exporter.actions import eager_quantize, quantize, registry, tokenizer
@@ -142,6 +159,7 @@ def facts():
         "HINTS": list(shape_spec.HINTS),
         "MAX_SPEC_VALUES": shape_spec.MAX_VALUES,
         **backend_tables(),
+        **release_tables(),
         # The values of config fields with a Literal hint, which the rules check at analysis.
         "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),

@@ -15,3 +15,8 @@ BACKEND_LOCKS = {
 PER_MACHINE_LOCKS = [
     "openvino",
 ]
+
+RELEASE_LOCKS = {
+    "executorch_1_3": "1.3",
+    "executorch_1_4": "1.4",
+}

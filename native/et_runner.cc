@@ -29,8 +29,10 @@
 // one named "call METHOD" for each call of the first round, counted alone. --one-thread runs
 // every kernel on the calling thread (ExecuTorch's NoThreadPoolGuard), so that a count does not
 // depend on how a thread pool shared the work (exporter/actions/instructions.py).
+#ifndef ET_RUNNER_PROGRAM_API
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/module/module.h>
+#endif
 #include <executorch/extension/tensor/tensor.h>
 #include <executorch/extension/threadpool/threadpool_guard.h>
 #include <executorch/runtime/backend/interface.h>
@@ -67,7 +69,12 @@
 #endif
 
 using executorch::aten::ScalarType;
+#ifdef ET_RUNNER_PROGRAM_API  // a release whose wheel ships no extension/module (program_module.h)
+#include "native/program_module.h"
+using Module = et_runner::ProgramModule;
+#else
 using executorch::extension::Module;
+#endif
 using executorch::runtime::Program;
 using executorch::runtime::EValue;
 using namespace et_runner;
@@ -266,10 +273,22 @@ void print_kernels() {
 // The program, opened (not yet loaded), with its ETDump tracer if one is asked for.
 struct Opened {
   std::unique_ptr<Module> module;
+#ifdef ET_RUNNER_PROGRAM_API
+  void* etdump = nullptr;
+#else
   executorch::etdump::ETDumpGen* etdump = nullptr;
+#endif
   std::vector<uint8_t> debug_buffer;
 };
 
+#ifdef ET_RUNNER_PROGRAM_API
+Opened open_program(const Options& o) {
+  if (!o.etdump_path.empty()) fail("--etdump needs ExecuTorch's ETDump, which this release's wheel does not ship (1.5 and later do)");
+  Opened p;
+  p.module = std::make_unique<Module>(o.pte, o.data, o.share_arenas);
+  return p;
+}
+#else
 Opened open_program(const Options& o) {
   Opened p;
   std::unique_ptr<executorch::etdump::ETDumpGen> tracer;
@@ -288,6 +307,7 @@ Opened open_program(const Options& o) {
                                       o.share_arenas);
   return p;
 }
+#endif
 
 // {key: .ptd} of the tensors the .ptd files name without a layout. The runtime follows a .ptd's
 // offsets unchecked, so every .ptd is read here first.
@@ -478,6 +498,7 @@ void method_table(Module& module, const std::set<std::string>& methods, Timings&
 
 // The ETDump and its debug buffer, if asked for.
 void write_etdump(const Options& o, Opened& p) {
+#ifndef ET_RUNNER_PROGRAM_API
   if (!p.etdump) return;
   auto result = p.etdump->get_etdump_data();
   if (!result.buf) fail("the ETDump is empty");
@@ -485,6 +506,7 @@ void write_etdump(const Options& o, Opened& p) {
   free(result.buf);
   if (!o.debug_path.empty())
     std::ofstream(o.debug_path, std::ios::binary).write(reinterpret_cast<char*>(p.debug_buffer.data()), o.debug_size);
+#endif
 }
 
 int runner_main(int argc, char** argv) try {

@@ -159,7 +159,7 @@ constexpr uint64_t kPtdHeaderBytes = 48;  // "FH01" at 8, u32 length, then four 
 // file, each segment against the segment data, each name's segment index and string, and each
 // tensor layout's scalar type, sizes and dim order. ExecuTorch 1.5.1 does not verify a .ptd's
 // flatbuffer and follows its offsets as they are.
-std::map<std::string, bool> ptd_entries(const std::string& ptd) {
+std::map<std::string, PtdTensor> ptd_tensors(const std::string& ptd) {
   std::string b = slurp(ptd);
   auto bad = [&](const std::string& what) { throw std::runtime_error(ptd + ": corrupt .ptd: " + what); };
   auto u64 = [&](size_t at) { uint64_t v; memcpy(&v, b.data() + at, 8); return v; };
@@ -174,12 +174,14 @@ std::map<std::string, bool> ptd_entries(const std::string& ptd) {
   uint32_t segment_count, name_count;
   size_t segments = f.vector(f.field(root, 1), 4, &segment_count);  // FlatTensor.segments
   if (!f.field(root, 1) || !f.field(root, 2)) bad("it has no segments or no named data");
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // each segment's (offset in the file, size)
   for (uint32_t i = 0; i < segment_count; ++i) {
     size_t segment = f.deref(segments + 4 * i);
     uint64_t offset = f.scalar<uint64_t>(segment, 0), size = f.scalar<uint64_t>(segment, 1);
     if (offset > data_size || size > data_size - offset) bad("segment " + std::to_string(i) + " lies past the end of the tensor data");
+    spans.emplace_back(base + offset, size);
   }
-  std::map<std::string, bool> entries;
+  std::map<std::string, PtdTensor> entries;
   size_t names = f.vector(f.field(root, 2), 4, &name_count);  // FlatTensor.named_data
   for (uint32_t i = 0; i < name_count; ++i) {
     size_t entry = f.deref(names + 4 * i), key = f.field(entry, 0), layout = f.field(entry, 2);
@@ -188,7 +190,8 @@ std::map<std::string, bool> ptd_entries(const std::string& ptd) {
     uint32_t segment = f.scalar<uint32_t>(entry, 1);
     if (segment >= segment_count)
       bad("\"" + name + "\" names segment " + std::to_string(segment) + " of " + std::to_string(segment_count));
-    entries[name] = layout != 0;
+    PtdTensor& found = entries[name];
+    found.offset = spans[segment].first, found.size = spans[segment].second, found.has_layout = layout != 0;
     if (!layout) continue;  // XNNPACK's weights have none; a tensor the program reads must (checked later)
     size_t table = f.deref(layout);
     if (!f.field(table, 1) || !f.field(table, 2)) bad("\"" + name + "\" has a layout without sizes or dim_order");
@@ -201,8 +204,16 @@ std::map<std::string, bool> ptd_entries(const std::string& ptd) {
     for (uint32_t d = 0; d < dims; ++d) {
       if (f.get<int32_t>(sizes + 4 * d) < 0) bad("\"" + name + "\" has a negative size");
       if (f.get<uint8_t>(dim_order + d) >= dims) bad("\"" + name + "\" has an invalid dim_order");
+      found.sizes.push_back(f.get<int32_t>(sizes + 4 * d)), found.dim_order.push_back(f.get<uint8_t>(dim_order + d));
     }
+    found.scalar_type = f.scalar<int8_t>(table, 0);
   }
+  return entries;
+}
+
+std::map<std::string, bool> ptd_entries(const std::string& ptd) {
+  std::map<std::string, bool> entries;
+  for (const auto& [key, tensor] : ptd_tensors(ptd)) entries[key] = tensor.has_layout;
   return entries;
 }
 

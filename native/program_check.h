@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace et_runner {
 
@@ -26,6 +27,19 @@ std::map<std::string, MethodNeeds> program_needs(const std::string& pte);
 // names and layouts are consistent with each other and the file; throws (one line naming the
 // file) when not. Run before the runtime opens it: the runtime does not verify a .ptd.
 std::map<std::string, bool> ptd_entries(const std::string& ptd);
+
+// One tensor (or blob) of a .ptd: where its bytes lie in the file, and its layout if it has one.
+struct PtdTensor {
+  uint64_t offset = 0, size = 0;
+  bool has_layout = false;
+  int8_t scalar_type = 0;
+  std::vector<int32_t> sizes;
+  std::vector<uint8_t> dim_order;
+};
+
+// {key: PtdTensor} of a .ptd, checked as ptd_entries checks it: for a runtime whose release ships
+// no .ptd reader (program_module.h).
+std::map<std::string, PtdTensor> ptd_tensors(const std::string& ptd);
 
 // "" when every operator and delegate of `methods` is registered; else one sentence naming
 // the first missing one and the library to link.

@@ -74,6 +74,17 @@ ExecuTorchProgramInfo = provider(
         "backend_options": "dict of backend name to its options, for the backends with options it was lowered for.",
         "backend_packages": "list of Files: the package trees of the backends it was lowered for whose packages have a " +
                             "lock of their own; an action or test that runs the program declares them (docs/backends.md).",
+        "release": "string: the ExecuTorch release it was lowered for, e.g. \"1.5\" (the default) or \"1.4\" (docs/compatibility.md).",
+    },
+)
+
+ExecuTorchReleaseInfo = provider(
+    doc = "An ExecuTorch release beside the toolchain's own: its packages, ahead of the toolchain's venv (docs/compatibility.md).",
+    fields = {
+        "name": "string: the release, e.g. \"1.4\".",
+        "identity": "File: its identity.txt, the toolchain's identity with the release's versions in place; an action's config names it.",
+        "packages": "list of Files: the package tree an action that imports the release declares (identity.txt among them).",
+        "kernel_lists": "dict of kernel library name to the list of its kernel list Files (functions.yaml format).",
     },
 )
 
@@ -300,11 +311,23 @@ _EXECU_TORCH_PROGRAM_CHECKS = {
     "foundation": _info("FoundationWeightsInfo", "index", none = True),
     "backend_options": _type("dict"),
     "backend_packages": _type("list"),
+    "release": _type("string"),
 }
 
 def executorch_program_info(**fields):
     """An ExecuTorchProgramInfo whose fields are checked: every field given, each of its type, or fail naming it."""
     return _make(ExecuTorchProgramInfo, "ExecuTorchProgramInfo", _EXECU_TORCH_PROGRAM_CHECKS, fields)
+
+_EXECU_TORCH_RELEASE_CHECKS = {
+    "name": _type("string"),
+    "identity": _type("File"),
+    "packages": _type("list"),
+    "kernel_lists": _type("dict"),
+}
+
+def executorch_release_info(**fields):
+    """An ExecuTorchReleaseInfo whose fields are checked: every field given, each of its type, or fail naming it."""
+    return _make(ExecuTorchReleaseInfo, "ExecuTorchReleaseInfo", _EXECU_TORCH_RELEASE_CHECKS, fields)
 
 _FOUNDATION_WEIGHTS_CHECKS = {
     "label": _type("Label"),

@@ -1,14 +1,15 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
-load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS")
+load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
+load(":release_repository.bzl", "executorch_release_repository")
 load(":valgrind_repository.bzl", "valgrind_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
-def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}):
+def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}, release_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
 
     Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
@@ -31,6 +32,10 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         Each backend's repository (`torch_export_backend_<backend>`, `torch_export_backend_arm`
         for the Arm backends) is fetched only when a target names the backend, and
         installs none of the lock's pins that `lock` already has (docs/backends.md).
+      release_locks: {release: label of a lock} to replace an ExecuTorch release's own lock, e.g.
+        {"1.4": "//:executorch_1_4.lock"} for a team's own build of that release. Each release's
+        repository (`torch_export_executorch_<major>_<minor>`) is fetched only when a target names
+        the release, and installs the lock's pins ahead of `lock`'s (docs/compatibility.md).
     """
     lock = lock or Label("//toolchain:requirements.lock")
     torch_venv_repository(
@@ -54,6 +59,17 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         overrides = backend_locks,
         venv = name,
         per_machine = PER_MACHINE_LOCKS,
+    )
+
+    # The ExecuTorch releases beside the toolchain's own (their records' `lock`, generated into
+    # lock_facts.bzl): toolchain/releases/<lock>.lock, in torch_export_<lock>.
+    layered_lock_repositories(
+        prefix = "torch_export",
+        kind = "release",
+        locks = {lock: Label("//toolchain/releases:{}.lock".format(lock)) for lock in RELEASE_LOCKS},
+        overrides = {lock: release_locks[release] for lock, release in RELEASE_LOCKS.items() if release in release_locks},
+        venv = name,
+        repository_rule = executorch_release_repository,
     )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")

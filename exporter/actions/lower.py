@@ -10,7 +10,7 @@ import torch
 from exporter.core import atomic, buffers, kernels, lowering_errors, manifest, phases
 from exporter.formats import program_summary
 from exporter.actions import delegates, llm, registry, selected_ops, sharing
-from exporter.core import backend_site, shape_spec
+from exporter.core import backend_site, releases, shape_spec
 from exporter.core.backends import BACKENDS, record
 from exporter.formats import pt2
 from exporter.core.errors import BadFile, Context, UserError
@@ -306,6 +306,7 @@ def run(config):
         **backend_record(config, et_program.buffer),
         **delegates.manifest_records(used, found),
         "toolchain": manifest.toolchain_record(config.identity),
+        **({"executorch_release": releases.manifest_record(config.release)} if config.release else {}),
     })
     delegates.write_outputs(used, found, config.outputs, config.label)
     if "summary" in config.outputs:

@@ -14,6 +14,9 @@ example XNNPACK picks its kernels by instruction set); the math settings of ever
 action (core/determinism.py) keep them equal from run to run on one machine.
 """
 
+import functools
+import importlib.metadata
+import inspect
 import json
 
 import torch
@@ -48,16 +51,35 @@ def load_methods(config, names):
     from one program as an app loads it, every one before the first call (a method's load
     writes the initial value of the buffers it keeps, which its methods share). A program with
     external weights loads its .ptd beside it."""
-    from executorch.runtime import Runtime
-
     runtime_kernels.register()
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
     with _in_runtime(config, names):
-        program = Runtime.get().load_program(config.pte, data_path=config.ptd)
-        methods = {name: program.load_method(name) for name in names}
-    return {name: (_executing(config, name, method.execute), method.metadata.num_inputs())
-            for name, method in methods.items()}
+        try:
+            loaded = _load(config, names)
+        except RuntimeError as e:  # the runtime refused the program: the test fails in one line
+            version = importlib.metadata.version("executorch")
+            raise ValueError(f"ExecuTorch {version}'s Python runtime cannot load {config.pte}: "
+                             f"{(str(e).splitlines() or [''])[0]}") from None
+    return {name: (_executing(config, name, execute), inputs) for name, (execute, inputs) in loaded.items()}
+
+
+def _load(config, names):
+    """{name: (execute, number of inputs)} from ExecuTorch's Python runtime. Its releases before 1.5
+    load a .ptd only through the binding's module (Runtime.load_program has no data_path), whose
+    methods share their memory as a program's do."""
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    if config.ptd and "data_path" not in inspect.signature(runtime.load_program).parameters:
+        from executorch.extension.pybindings import portable_lib
+
+        module = portable_lib._load_for_executorch(config.pte, data_path=config.ptd)
+        return {name: (functools.partial(module.run_method, name), module.method_meta(name).num_inputs())
+                for name in names}
+    program = runtime.load_program(config.pte, **({"data_path": config.ptd} if config.ptd else {}))
+    methods = {name: program.load_method(name) for name in names}
+    return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
 
 
 def _in_runtime(config, names):
@@ -202,8 +224,9 @@ def compute(config):
     except ValueError as e:
         return case_values.CaseValues(error=str(e))
     names = output_tree.program_names(prepared.ep) if prepared.ep is not None else None
+    runtime = importlib.metadata.version("executorch") if "python" in config.runtimes else None
     return case_values.CaseValues(prepared.reference_name, calls, prepared.inputs, prepared.arm64_cases,
-                                  output_names=names)
+                                  output_names=names, runtime=runtime)
 
 
 def warm_up():

@@ -313,6 +313,8 @@ class LowerConfig(ActionConfig):
     backend_options   the options of the backends that have some (core/backends.py), or None
     backend_packages  the paths of the identity files of the backend package repositories the
                 lowering imports from (core/backend_site.py)
+    release     the ExecuTorch release it is lowered for (core/releases.py), when not the
+                toolchain's own: the action runs with that release's packages (core/release_site.py)
     """
 
     methods: dict[str, MethodConfig] = field(read=_methods_json, keys=("methods", *_METHOD_KEYS))
@@ -327,6 +329,7 @@ class LowerConfig(ActionConfig):
     foundation: FoundationRef | None = None
     backend_options: BackendOptions | None = None
     backend_packages: tuple[str, ...] = ()
+    release: str | None = None
 
     def backends_of(self, method):
         """The partitioners of one method."""

@@ -111,6 +111,8 @@ class NumericsConfig(CheckConfig, NumericsCases):
     values, values_data   the values the test compares, <name>.values.json and .etvals, which
                           its build action computes (actions/numerics_values.py); None: the
                           test computes them itself (a run outside Bazel)
+    release, program_release   the ExecuTorch release whose runtimes run the program, and the one
+                          it was lowered for (core/releases.py); None outside Bazel
     """
 
     program: str
@@ -129,6 +131,8 @@ class NumericsConfig(CheckConfig, NumericsCases):
     arm64_runner: str | None = None
     values: str | None = None
     values_data: str | None = None
+    release: str | None = None
+    program_release: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

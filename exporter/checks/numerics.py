@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from exporter.checks import arrays, contract, differences
-from exporter.core import backend_site, backends
+from exporter.core import backend_site, backends, releases
 from exporter.core.case_inputs import cases, make_inputs  # noqa: F401  (numerics.cases, numerics.make_inputs)
 from exporter.formats import case_values
 
@@ -206,7 +206,7 @@ class Checks:
         except native.NativeError as e:
             what = f"arm64 runtime ({config.native_runner_label} for aarch64, under qemu)" if arm64 else \
                 f"native runtime ({config.native_runner_label})"
-            lines.append(f"  {what}: FAIL, {e}")
+            lines.append(f"  {what}: FAIL, {e}{release_note(config)}")
             return False
         return self._cases(calls, outputs, lines, runtime)
 
@@ -298,6 +298,17 @@ def runtimes_text(runtimes):
     return text + (" runtimes" if len(names) > 1 else " runtime")
 
 
+def release_note(config):
+    """", a program of ExecuTorch 1.5 (1.5.1) in the runtimes of 1.4 (1.4.1)" when the test runs a
+    program in another release's runtimes (the compatibility matrix's older ones among them), so
+    that a runtime's failure to load it names the program's release; "" otherwise."""
+    if not config.release or not config.program_release or config.release == config.program_release:
+        return ""
+    program, runtime = releases.BY_NAME[config.program_release], releases.BY_NAME[config.release]
+    return (f", a program of ExecuTorch {program.name} ({program.version}) in the runtimes of "
+            f"{runtime.name} ({runtime.version})")
+
+
 def load_values(config):
     """The CaseValues the test compares: its build action's files, or, for a config that names
     none, computed here (torch and ExecuTorch import then). Raises the ValueError it records."""
@@ -308,7 +319,12 @@ def load_values(config):
 
         values = numerics_values.compute(config)
     if values.error is not None:
-        raise ValueError(values.error)
+        raise ValueError(values.error + release_note(config))
+    ran = releases.of_version(values.runtime)
+    if config.release and values.runtime and (not ran or ran.name != config.release):
+        raise ValueError(f"the Python runtime that ran {config.program} is ExecuTorch {values.runtime}, not "
+                         f"release {config.release}'s ({releases.BY_NAME[config.release].version}): the release's "
+                         f"packages were not ahead of the toolchain's (exporter/core/release_site.py)")
     return values
 
 
@@ -329,8 +345,9 @@ def run(config):
     checks = Checks(config)
     checks.output_names = values.output_names
     reference = [backends.REFERENCE_RUNTIMES[r].title for r in config.runtimes if r in backends.REFERENCE_RUNTIMES]
+    release = f" {config.release}" if config.release and (config.release != releases.DEFAULT or release_note(config)) else ""
     where = " and ".join(reference) if len(reference) == len(config.runtimes) else \
-        f"ExecuTorch's {runtimes_text(config.runtimes)}"
+        f"ExecuTorch{release}'s {runtimes_text(config.runtimes)}"
     lines = [f"{config.label}: {config.program} in {where} vs {values.reference} ({checks.describe()})"]
     python_ok = checks.python(values, lines)
     arm64_cases = set(values.arm64_cases) if values.arm64_cases is not None else None

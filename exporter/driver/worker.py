@@ -86,8 +86,13 @@ def source_digest():
     return digest.hexdigest()
 
 
-# A restarted worker finds the requests its predecessor had read but not started here.
-_PENDING_VARIABLE = "RULES_TORCH_EXPORT_WORKER_PENDING"
+# A restarted worker finds the requests its predecessor had read but not started in the memory file
+# whose descriptor the first variable names (it survives the exec). Not in the variable's value: a
+# request lists every declared input, and one that declares a package tree (an ExecuTorch
+# release's, a backend's) passes the kernel's 128 KiB limit of one environment string. A worker
+# started before that change hands them over as the second variable's value (base64), once.
+_PENDING_VARIABLE = "RULES_TORCH_EXPORT_WORKER_PENDING_FILE"
+_PENDING_VALUE_VARIABLE = "RULES_TORCH_EXPORT_WORKER_PENDING"
 
 
 def _restart(channel, original_env, reader, queued):
@@ -97,15 +102,26 @@ def _restart(channel, original_env, reader, queued):
     The pid, stdin and the protocol channel stay, so Bazel sees the same worker answer.
     """
     pending = b"".join(reader.encode(r) for r in queued) + reader.undecoded()
+    fd = os.memfd_create("rules_torch_export-worker-pending", 0)  # no close-on-exec
+    with os.fdopen(fd, "wb", closefd=False) as f:
+        f.write(pending)
     os.dup2(channel.fileno(), 1)
-    env = dict(original_env, **{_PENDING_VARIABLE: f"{reader.protocol}:{base64.b64encode(pending).decode()}"})
+    env = dict(original_env, **{_PENDING_VARIABLE: f"{reader.protocol}:{fd}"})
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
 
 
 def _reader():
     """The request reader, with what a restarted worker's predecessor left it."""
-    protocol, _, pending = os.environ.pop(_PENDING_VARIABLE, "").partition(":")
-    return work_protocol.Reader(base64.b64decode(pending), protocol or None)
+    protocol, _, fd = os.environ.pop(_PENDING_VARIABLE, "").partition(":")
+    pending = b""
+    if fd:
+        with os.fdopen(int(fd), "rb") as f:
+            f.seek(0)
+            pending = f.read()
+    elif _PENDING_VALUE_VARIABLE in os.environ:
+        protocol, _, value = os.environ.pop(_PENDING_VALUE_VARIABLE).partition(":")
+        pending = base64.b64decode(value)
+    return work_protocol.Reader(pending, protocol or None)
 
 
 def _identity_digest(path):

@@ -20,7 +20,7 @@ from exporter.driver import race_pause, work_protocol
 from exporter.driver.worker import WARM_UP_LOG_PREFIX
 from exporter.formats import pte_inspect
 from exporter.tests.worker_harness import (MAIN, SPEC, Worker, action_params, adopt_orphans, children_of,
-                                           descendants, is_running, one_shot, params_for, wait_until)
+                                           descendants, every_file, is_running, one_shot, params_for, wait_until)
 
 MODELS = textwrap.dedent(
     """
@@ -421,6 +421,26 @@ def test_a_toolchain_change_restarts_a_warm_worker(workdir):
             w.close()
     warm_ups = [line for line in log_path.read_text().splitlines() if line.startswith(WARM_UP_LOG_PREFIX)]
     assert len(warm_ups) == 2, warm_ups  # started, then restarted once for the new toolchain
+
+
+def test_requests_pending_at_a_restart_survive_it_whatever_their_size(workdir):
+    """A restart hands the requests read but not started to its successor in a memory file: a
+    request that declares a package tree (an ExecuTorch release's) lists more input paths than one
+    environment string holds (128 KiB), and execve refused it (E2BIG): the worker died."""
+    identity = workdir / "identity.txt"
+    original = identity.read_text()
+    w = Worker(warm=NO_WARM_UP)
+    try:
+        assert w.request(params_for("before_many", "zoo.models:Tiny"))["exitCode"] == 0
+        identity.write_text(original + "einops==0.8.1\n")
+        params = params_for("after_many", "zoo.models:Tiny")
+        many = every_file() + [f"release/site-packages/package_{i:05d}/" + "m" * 40 + ".py" for i in range(4000)]
+        response = w.request(params, inputs=many)
+        assert response["exitCode"] == 0, response.get("output")
+        assert w.proc.poll() is None, "the worker restarted in place"
+    finally:
+        identity.write_text(original)
+        w.close()
 
 
 def _crafted(pte):

@@ -45,6 +45,8 @@ class CaseValues:
     arm64_cases   the names of the calls the arm64 runner takes, or None for all of them
     error         a problem with the test's inputs, reported as its one line; then calls is []
     output_names  the method's outputs' names in the model ("logits"; core/output_tree.py), or None
+    runtime       the version of the ExecuTorch whose Python runtime ran the calls, or None: a test
+                  of a release checks that it ran in that release (docs/compatibility.md)
     """
 
     reference: str = ""
@@ -53,6 +55,7 @@ class CaseValues:
     arm64_cases: list | None = None
     error: str | None = None
     output_names: list | None = None
+    runtime: str | None = None
 
 
 def _span(values, more):
@@ -76,7 +79,7 @@ def encode(case_values):
         })
     header = {"format": FORMAT, "reference": case_values.reference, "calls": calls, "inputs": case_values.inputs,
               "arm64_cases": case_values.arm64_cases, "error": case_values.error,
-              "output_names": case_values.output_names}
+              "output_names": case_values.output_names, "runtime": case_values.runtime}
     return json.dumps(header, indent=1, sort_keys=True) + "\n", value_file.encode(values)
 
 
@@ -101,4 +104,4 @@ def read(json_path, values_path):
     calls = [Call(c["name"], c["method"], take(c["feed"]), take(c["expected"]), take(c["python"]), c["python_error"])
              for c in header["calls"]]
     return CaseValues(header["reference"], calls, header["inputs"], header["arm64_cases"], header["error"],
-                      header.get("output_names"))
+                      header.get("output_names"), header.get("runtime"))

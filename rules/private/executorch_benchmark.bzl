@@ -3,13 +3,14 @@ ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
+load("//rules/private/lib:releases.bzl", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
 
 # The runner a rule starts: numerics_test, executorch_benchmark and executorch_profile take it
 # (numerics_test and llm_generation_test also build it for arm64).
-DEFAULT_NATIVE_RUNNER = Label("//native:et_runner")
+DEFAULT_NATIVE_RUNNER = _DEFAULT_NATIVE_RUNNER
 
 NATIVE_RUNNER_ATTRS = {
     "native_runner": attr.label(

@@ -16,7 +16,7 @@ executorch_program_rule = rule(
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
-def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = DEFAULT_KERNELS, initialized_buffers = None, backends = LOWER_DEFAULTS["backends"], **kwargs):
+def executorch_program(name, exported = None, methods = None, metadata = {}, kernels = DEFAULT_KERNELS, initialized_buffers = None, backends = LOWER_DEFAULTS["backends"], release = None, **kwargs):
     """Lowers one exported program, or several as the methods of one .pte, to ExecuTorch.
 
     Outputs <name>.pte and <name>.pte.json. Every program also holds the constant method
@@ -52,6 +52,11 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         ["xnnpack"], "batched": []} (docs/programs.md, "Backends per method"). A backend may
         write files of its own beside the .pte, each in an output group (Vela's figures, for
         one; docs/backends.md lists them).
+      release: the ExecuTorch release whose runtime the app links, e.g. "1.4": the program is
+        lowered by that release (its lock, ahead of the toolchain's venv; fetched only when a
+        target names it) from the same .pt2, and its manifest names the release. Default None:
+        the toolchain's own, "1.5" (ExecuTorch 1.5.1). A test of it sets the same `release`
+        (docs/compatibility.md).
       **kwargs: weights, summary, and the common attributes (tags, visibility, ...).
     """
     executorch_program_rule(name = name, **program_attrs(
@@ -61,6 +66,7 @@ def executorch_program(name, exported = None, methods = None, metadata = {}, ker
         kernels = kernels,
         initialized_buffers = initialized_buffers,
         backends = backends,
+        release = release,
         **kwargs
     ))
     program_explorer_for(name, kwargs)

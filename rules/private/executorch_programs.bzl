@@ -23,6 +23,8 @@ def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
     if nowhere:
         fail(_where(name) + "variant {} is lowered for {}, which runs on {} only; set \"numerics\": None in that variant and test the program on the device".format(repr(variant), nowhere, runs_only_on(nowhere)))
     test_args = dict(numerics, **settings.get("numerics", {}))
+    if attrs.get("release") and "release" not in test_args:  # the variant's program runs in its own release
+        test_args["release"] = attrs["release"]
     method_names = sorted(attrs["methods"].keys()) if attrs["methods"] else ["forward"]
     if "steps" in test_args:  # one test calls the methods its steps name, in order
         method_names = ["forward"]
@@ -33,9 +35,9 @@ def _numerics_tests(name, program, variant, settings, attrs, numerics, kwargs):
         tests.append(":" + test)
     return tests
 
-_PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "kernels", "methods", "metadata", "summary", "weights"]
+_PROGRAM_KEYS = ["backends", "exported", "initialized_buffers", "kernels", "methods", "metadata", "release", "summary", "weights"]
 
-def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, **kwargs):
+def executorch_programs(name, variants, exported = None, methods = None, metadata = {}, numerics = {}, release = None, **kwargs):
     """Lowers one export per variant: <name>_<variant> for each, their tests, and a test_suite.
 
     For each variant this makes the executorch_program `<name>_<variant>` and the numerics_test
@@ -46,7 +48,9 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
     Args:
       name: the prefix of every target, and the test_suite's name.
       variants: {variant name: {attribute: value}}; a variant may set backends, exported (e.g.
-        a torch_quantize), methods, metadata, weights and summary, and `numerics`: arguments of its
+        a torch_quantize), methods, metadata, weights, summary and release (the ExecuTorch release
+        whose runtime loads it: an app's two releases get a program each, tested each in its
+        own runtimes; docs/compatibility.md), and `numerics`: arguments of its
         numerics_test (e.g. {"min_sqnr_db": 20}; {"runtimes": ["python"]} for a backend that runs
         here in the Python runtime only), or None for no numerics_test, which a variant of a
         backend that no runtime here runs must set (docs/backends.md says where each runs).
@@ -55,6 +59,7 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
       methods: instead of exported, the default methods of every variant.
       metadata: metadata of every variant; a variant's own is merged over it.
       numerics: numerics_test arguments of every variant; a variant's own are merged over them.
+      release: the default ExecuTorch release of every variant (None: the toolchain's, "1.5").
       **kwargs: common attributes (tags, visibility) for every target.
     """
     if not variants:
@@ -69,7 +74,7 @@ def executorch_programs(name, variants, exported = None, methods = None, metadat
                 _PROGRAM_KEYS + ["numerics"],
             ))
         program = "{}_{}".format(name, variant)
-        attrs = {"exported": exported, "methods": methods}
+        attrs = {"exported": exported, "methods": methods, "release": release}
         attrs.update({k: v for k, v in settings.items() if k in _PROGRAM_KEYS})
         if "exported" in settings and "methods" not in settings:
             attrs["methods"] = None

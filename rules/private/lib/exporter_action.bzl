@@ -10,7 +10,7 @@ _SANDBOX_REQUIREMENTS = {"block-network": ""}
 # AVX2 path (exporter/core/determinism.py says why), as the exporter defines them.
 REPRODUCIBLE_MATH_ENV = _MATH_ENV
 
-def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per_machine = False):
+def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per_machine = False, release = None):
     """Runs `exporter <command>` with a JSON config written for this action.
 
     The action's mnemonic, and whether it may run in the persistent worker, come from the
@@ -28,6 +28,9 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per
       per_machine: True for outputs that depend on this machine's CPU (a program of a backend
         whose record says per_machine): the action is no-remote, neither cached remotely nor run
         by a remote executor.
+      release: the ExecuTorchReleaseInfo of the ExecuTorch release to run in (docs/compatibility.md),
+        or None for the toolchain's own: the action declares the release's packages, names its
+        identity, and runs in a worker of that release, one per release whatever the command.
 
     Returns:
       The action's log File (`<name>.<command>.log`): everything torch printed, and on failure
@@ -36,7 +39,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per
     if command not in EXPORTER_ACTIONS:
         fail("run_exporter: {} is not an exporter command; the registry has {}".format(repr(command), sorted(EXPORTER_ACTIONS)))
     log = ctx.actions.declare_file("{}.{}.log".format(ctx.label.name, command))
-    warm_up = getattr(ctx.file, "_{}_warm_up".format(command), None)
+    warm_up = None if release else getattr(ctx.file, "_{}_warm_up".format(command), None)
     _run(
         ctx,
         worker_command = command,
@@ -50,6 +53,7 @@ def run_exporter(ctx, *, command, progress_message, config, inputs, outputs, per
         ),
         outputs = dict(outputs, log = log),
         per_machine = per_machine,
+        release = release,
     )
     return log
 
@@ -131,19 +135,33 @@ def execution_requirements(toolchain, worker, remote, per_machine = False):
         requirements["no-remote"] = ""
     return requirements
 
-def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs, per_machine = False):
+def _release_arguments(release):
+    """(the exporter's arguments before the request, the release's inputs) for a release's action.
+
+    A release of packages ahead of the toolchain's venv names them before the request, so that
+    the exporter puts them first on the import path before it imports ExecuTorch; the argument is
+    part of the worker's key, so each release gets a process of its own.
+    """
+    if not release:
+        return [], []
+    return ["--executorch_layer=" + release.identity.path], release.packages + [release.identity]
+
+def _run(ctx, *, worker_command, request_command, config_name, progress_message, config, inputs, outputs, per_machine = False, release = None):
     """`exporter request_command CONFIG` as an action with worker_command's mnemonic and worker."""
     action = EXPORTER_ACTIONS[worker_command]
 
     # The command whose warm worker runs this action ("" for none): actions that share one
-    # (quantize the export's, etrecord the lowering's) share its key, and so its process.
-    worker = action["worker"]
+    # (quantize the export's, etrecord the lowering's) share its key, and so its process. A
+    # release's actions share the lowering's: the release's one warm process.
+    worker = "lower" if release and action["worker"] else action["worker"]
     toolchain = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE]
+    identity = release.identity if release else toolchain.identity
+    layer, release_inputs = _release_arguments(release)
     config_file = ctx.actions.declare_file(config_name)
     full_config = dict(config)
     full_config.update(
         label = str(ctx.label),
-        identity = toolchain.identity.path,
+        identity = identity.path,
         outputs = {role: f.path for role, f in outputs.items()},
     )
     ctx.actions.write(config_file, json.encode_indent(full_config) + "\n")
@@ -166,8 +184,8 @@ def _run(ctx, *, worker_command, request_command, config_name, progress_message,
     ctx.actions.run(
         executable = toolchain.python,
         # --warm tells a persistent worker which work to warm up for; one-shot runs ignore it.
-        arguments = [toolchain.exporter_main.path, "--warm=" + (worker or worker_command), request],
-        inputs = depset([config_file, toolchain.identity, toolchain.deadline_stamp], transitive = [inputs]),
+        arguments = [toolchain.exporter_main.path, "--warm=" + (worker or worker_command)] + layer + [request],
+        inputs = depset([config_file, toolchain.identity, toolchain.deadline_stamp] + release_inputs, transitive = [inputs]),
         # Tools, not plain inputs: the exporter's own files, and a report's renderer for the
         # actions that draw one (and only for them: editing a report's code re-runs reports only).
         # Bazel 4.2.3 still reuses a worker after they change, so exporter/driver/worker.py checks

@@ -8,9 +8,9 @@ action and the providers. Each rule's macro turns its arguments into PROGRAM_ATT
 program_attrs.
 """
 
-load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "CONFIG_DEFAULTS", "WEIGHTS")
+load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "CONFIG_DEFAULTS", "DEFAULT_RELEASE", "WEIGHTS")
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
-load("//rules:providers.bzl", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
+load("//rules:providers.bzl", "ExecuTorchReleaseInfo", "ExportedProgramInfo", "FoundationWeightsInfo", "executorch_program_info")
 load("//rules/private:backends.bzl", "backend_packages_labels", "check_backend_weights", "check_static_shapes", "integer_only", "integer_only_text", "package_identities", "parse_backends", "per_machine")
 load("//rules/private:program_report.bzl", "GRAPHVIZ_ATTRS", "program_report")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
@@ -18,6 +18,7 @@ load(":attr_checks.bzl", "check_one_of", "message_prefix")
 load(":config_entries.bzl", "exported_config")
 load(":exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter", "warm_up_attrs")
 load(":linear_expr.bzl", "is_identifier")
+load(":releases.bzl", "check_release", "newer_than", "release_label")
 
 # The lowering's defaults (exporter/actions/registry.py's LowerConfig).
 LOWER_DEFAULTS = CONFIG_DEFAULTS["lower"]
@@ -83,7 +84,8 @@ def _kernels_config(ctx, where):
     """
     if not ctx.attr.kernels and not ctx.attr.kernel_lists:
         fail(where + "kernels is empty; name the kernel library the app links, e.g. kernels = \"portable\"")
-    lists = ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE].kernel_lists
+    release = ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None
+    lists = release.kernel_lists if release else ctx.toolchains[TORCH_EXPORT_TOOLCHAIN_TYPE].kernel_lists
     config, inputs = [], []
     for name in ctx.attr.kernels:
         if name not in KERNEL_LIBRARIES:
@@ -170,6 +172,8 @@ def _foundation(ctx, where, backends):
     foundation = ctx.attr.foundation[FoundationWeightsInfo]
     if ctx.attr.weights == "external":
         fail(where + "weights = \"external\" and foundation are exclusive: with a foundation, the program's own tensors stay in its .pte and the rest are in {}'s .ptd; remove weights".format(foundation.label))
+    if newer_than(foundation.program.release, ctx.attr.release_name):
+        fail(where + "foundation {} holds the weights of {}, lowered for ExecuTorch {}, newer than this program's release {}; lower that program with release = \"{}\" too".format(foundation.label, foundation.program.label, foundation.program.release, ctx.attr.release_name, ctx.attr.release_name))
     theirs = sorted(foundation.program.backends)
     if sorted(backends) != theirs:
         fail(where + "backends {} differ from {} of {}, whose .ptd foundation {} shares: XNNPACK keys its weights by their bytes and the portable runtime by name, so a .ptd serves programs of its own backends; set backends = {}".format(
@@ -188,6 +192,7 @@ def _check(ctx, where):
       struct(methods, backends, method_backends, backend_options, metadata, initialized_buffers,
       kernels, kernel_inputs, foundation).
     """
+    check_release(where, ctx.attr.release_name)
     methods = _methods(ctx, where)
     backends, method_backends, backend_options = _method_backends(ctx, where, methods)
     _check_quantizers(where, methods, method_backends)
@@ -268,6 +273,8 @@ def _config(ctx, checked, semantics):
         config["multimodal"] = semantics.multimodal
     if checked.foundation:
         config["foundation"] = {"label": str(checked.foundation.label), "index": checked.foundation.index.path}
+    if ctx.attr.release_name != DEFAULT_RELEASE:  # only then: the default programs' configs keep their bytes
+        config["release"] = ctx.attr.release_name
     return config
 
 def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
@@ -292,6 +299,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
             etrecord = etrecord,
             tokenizer = semantics.tokenizer,
             foundation = foundation,
+            release = ctx.attr.release_name,
         ),
         DefaultInfo(files = depset(files), runfiles = ctx.runfiles(files = files + [outputs["selected_ops"]])),
         OutputGroupInfo(
@@ -336,14 +344,16 @@ def lower_program(ctx, semantics):
     config = _config(ctx, checked, semantics)
     pt2s = [m.pt2 for m in checked.methods.values()]
     index = [checked.foundation.index] if checked.foundation else []
+    release = ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None
     log = run_exporter(
         ctx,
         command = "lower",
-        progress_message = "Lowering {} to ExecuTorch ({})".format(ctx.label, _backends_text(ctx, checked.method_backends)),
+        progress_message = "Lowering {} to ExecuTorch{} ({})".format(ctx.label, " " + release.name if release else "", _backends_text(ctx, checked.method_backends)),
         config = config,
         inputs = pt2s + index + checked.kernel_inputs + semantics.inputs + ctx.files.backend_packages,
         outputs = outputs,
         per_machine = per_machine(checked.backends),
+        release = release,
     )
 
     # A separate action, so that only builds that ask for it lower again (exporter/actions/etrecord.py).
@@ -357,6 +367,7 @@ def lower_program(ctx, semantics):
         inputs = pt2s + index + [outputs["pte"]] + semantics.inputs + ctx.files.backend_packages,
         outputs = {"etrecord": etrecord},
         per_machine = per_machine(checked.backends),
+        release = release,
     )
     kernels = ctx.attr.kernels + [str(target.label) for target in ctx.attr.kernel_lists]
 
@@ -422,6 +433,15 @@ PROGRAM_ATTRS = dict({
         doc = "Also write <name>.summary.json: the .pte's methods, operators, delegates and " +
               "sizes, as `pte_inspect --json` prints them (output group pte_summary).",
     ),
+    "release_name": attr.string(
+        default = DEFAULT_RELEASE,
+        doc = "The ExecuTorch release the program is lowered for and runs in (set by the macro from release).",
+    ),
+    "release": attr.label(
+        providers = [ExecuTorchReleaseInfo],
+        doc = "The release's target, //toolchain/releases:<release>, for a release other than the " +
+              "toolchain's own (set by the macro from release: only targets that name one fetch it).",
+    ),
 }, **dict(DEADLINE_ATTRS, **dict(warm_up_attrs("lower"), **GRAPHVIZ_ATTRS)))
 
 def split_kernels(kernels):
@@ -441,7 +461,7 @@ def split_kernels(kernels):
             names.append(item)  # the rule checks the name, and says what to write instead
     return names, labels
 
-def program_attrs(exported = None, methods = None, metadata = {}, kernels = DEFAULT_KERNELS, initialized_buffers = None, backends = LOWER_DEFAULTS["backends"], **kwargs):
+def program_attrs(exported = None, methods = None, metadata = {}, kernels = DEFAULT_KERNELS, initialized_buffers = None, backends = LOWER_DEFAULTS["backends"], release = None, **kwargs):
     """The PROGRAM_ATTRS of a program macro's arguments (executorch_program documents them).
 
     Args:
@@ -451,6 +471,7 @@ def program_attrs(exported = None, methods = None, metadata = {}, kernels = DEFA
       kernels: a kernel library name, a kernel list label, or a list of these.
       initialized_buffers: the mutated buffers whose initial value the .pte keeps; None for all.
       backends: a list of backends, or {method name: list of backends}.
+      release: the ExecuTorch release, e.g. "1.4"; None for the toolchain's own.
       **kwargs: the rule's other attributes (weights, summary, tags, visibility, ...).
 
     Returns:
@@ -480,4 +501,6 @@ def program_attrs(exported = None, methods = None, metadata = {}, kernels = DEFA
         per_method_backends = per_method,
         method_backends = method_backends,
         backend_packages = backend_packages_labels(backends),
+        release_name = release or DEFAULT_RELEASE,
+        release = release_label(release),
     )

@@ -1,13 +1,14 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
 load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS", "NUMERICS_REFERENCES", "PORTABLE_RUNTIMES", "REFERENCE_RUNTIMES")
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TorchModelInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo", "ExportedProgramInfo", "TorchModelInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
 load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identities")
-load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
+load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_test_attrs")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
 
@@ -78,6 +79,8 @@ def _check(ctx, where, program, steps):
         fail(where + "model is only used with reference = \"eager\"; remove it or set reference = \"eager\"")
     judging = _judging(ctx, where)
     runtimes = ctx.attr.runtimes
+    release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
+    check_arm64_release(where, release, "arm64" in runtimes)
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
@@ -86,7 +89,7 @@ def _check(ctx, where, program, steps):
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
     if (_FVP in runtimes) != (ctx.attr.fvp_runner != None):
         fail(where + ("runtime fvp needs {}, which is not on this machine; set fvp_runner = \"//your:fvp_runner\" (a runner that takes //native:et_runner's command line and runs the program on the FVP), or runtimes = {}".format(REFERENCE_RUNTIMES[_FVP]["title"], _OWN_REFERENCE_RUNTIMES[:1]) if _FVP in runtimes else "fvp_runner is set, and runtimes = {} has no fvp; add \"fvp\" to runtimes or remove fvp_runner".format(runtimes)))
-    return method, judging
+    return method, judging, release
 
 def _check_arm64_inputs(ctx, where, spec, steps):
     arm64_inputs = json.decode(ctx.attr.arm64_inputs_json)
@@ -98,7 +101,7 @@ def _check_arm64_inputs(ctx, where, spec, steps):
         fail(where + "arm64_inputs picks cases, and steps run in order on every runtime; remove arm64_inputs")
     _check_inputs(where + "arm64_", arm64_inputs, spec)
 
-def _config(ctx, program, method, steps, judging):
+def _config(ctx, program, method, steps, judging, release):
     """(the config numerics.py reads, the Files it names, the model's Files).
 
     The Files include the test's values (numerics_values.bzl), which its build action computes;
@@ -112,16 +115,18 @@ def _config(ctx, program, method, steps, judging):
         quantized = program.methods[method].quantization != None,
         # The tolerances' defaults: the backends of the method under test (all of them for steps).
         backends = program.backends if steps else program.method_backends[method],
+        release = release,
+        program_release = program.release,
     )
-    values = numerics_values(ctx, program, method, steps)
+    values = numerics_values(ctx, program, method, steps, ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None)
     config.update({key: f.short_path for key, f in values.items()})
     return config, files + values.values(), model_files
 
 def _numerics_test_impl(ctx):
     program = ctx.attr.program[ExecuTorchProgramInfo]
     steps = json.decode(ctx.attr.steps_json)
-    method, judging = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
-    config, files, model_files = _config(ctx, program, method, steps, judging)
+    method, judging, release = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
+    config, files, model_files = _config(ctx, program, method, steps, judging, release)
     runners = ctx.runfiles()
     if "native" in ctx.attr.runtimes:
         runners = runners.merge(ctx.attr.native_runner[DefaultInfo].default_runfiles)
@@ -185,7 +190,7 @@ _numerics_test = config_test_rule(
             cfg = "exec",
             doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the program on Arm's Corstone FVP (a team's own; none is here; docs/backends.md).",
         ),
-    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
+    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):
@@ -202,7 +207,7 @@ def step(method = "forward", dims = {}, values = {}):
     """
     return {"method": method, "dims": dims, "values": values}
 
-def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], fvp_runner = None, **kwargs):
+def numerics_test(name, program, model = None, rtol = None, atol = None, inputs = [], reference = "eager", min_sqnr_db = None, min_top1_agreement = None, method = "forward", steps = [], runtimes = None, native_runner = None, arm64_inputs = [], fvp_runner = None, release = None, **kwargs):
     """Tests that `program` (a .pte) computes what its model computes, on seeded inputs.
 
     The shapes: every dynamic dim at its min, its example and its max, plus `inputs`.
@@ -240,6 +245,8 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         {dim name: size} dicts (each also runs in the other runtimes), e.g. [{"batch": 1}]: an
         emulated call is 10x (portable kernels) to 400x (XNNPACK) slower; default: every case.
       fvp_runner: with "fvp" in runtimes, a team's runner of Arm's Corstone FVP (docs/backends.md).
+      release: the ExecuTorch release whose runtimes run it, e.g. "1.4" (default: the toolchain's,
+        which must be the program's); an older one than the program's fails (docs/compatibility.md).
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
     named = reference not in ("eager", "exported")
@@ -256,9 +263,7 @@ def numerics_test(name, program, model = None, rtol = None, atol = None, inputs 
         method = method,
         steps_json = json.encode(steps),
         runtimes = runtimes,
-        native_runner = native_runner,
-        arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if runtimes and "arm64" in runtimes else None,
         arm64_inputs_json = json.encode(arm64_inputs),
         fvp_runner = fvp_runner,
-        **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs)
+        **dict(release_test_attrs(release, runtimes, native_runner, kwargs), **config_target_attrs(name, EXPORTER_MODULES["steps" if steps else "numerics"], kwargs))
     )

@@ -66,7 +66,7 @@ def numerics_entries(ctx, program, method, steps, runfiles):
         })
     return config, files, model_files
 
-def numerics_values(ctx, program, method, steps):
+def numerics_values(ctx, program, method, steps, release = None):
     """Declares the test's NumericsValues action.
 
     Args:
@@ -74,6 +74,8 @@ def numerics_values(ctx, program, method, steps):
       program: the ExecuTorchProgramInfo under test.
       method: the method under test.
       steps: the test's steps, or [].
+      release: the ExecuTorchReleaseInfo whose Python runtime runs the program, or None for the
+        toolchain's own.
 
     Returns:
       {"values": <name>.values.json, "values_data": <name>.values.etvals}: the test config's
@@ -97,5 +99,6 @@ def numerics_values(ctx, program, method, steps):
         inputs = depset(files, transitive = [model_files]),
         outputs = {"values": values, "data": data},
         per_machine = per_machine(program.backends),
+        release = release,
     )
     return {"values": values, "values_data": data}

@@ -1,0 +1,107 @@
+"""The ExecuTorch releases a program may be lowered for and run in: one record each.
+
+An app links one ExecuTorch runtime and updates it on its own schedule, so a program states the
+release whose runtime will load it (executorch_program's `release`). The default is the
+toolchain's own ExecuTorch (its lock, toolchain/requirements.lock); every other release is a lock
+of its own, toolchain/releases/<lock>.lock, installed beside the toolchain's venv and ahead of it
+on the import path (toolchain/layered_locks.bzl), in a repository fetched only when a target names
+the release. The records say what was measured of each release on this project's machines
+(docs/compatibility.md); `exporter/facts.py` writes them into exporter_facts.bzl for the rules,
+and the compatibility matrix (tests/compatibility) holds `loaded_by` to what it measures. Importing
+this module imports no torch.
+"""
+
+import dataclasses
+from typing import Literal
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Release:
+    """One ExecuTorch release.
+
+    name       what a BUILD file writes, `release = "1.4"`: the minor release an app links
+    version    the wheel its lock pins
+    lock       toolchain/releases/<lock>.lock, or None for the toolchain's own release (the default)
+    native     how its wheel ships the native runtime: "libraries" (executorch/lib, which the native
+               runner links), or "python_binding" (only inside the Python binding _portable_lib,
+               which links libtorch and libpython: its share/cmake config names that library; the
+               native runner links it and builds on the runtime's own headers, without
+               extension/module, the data loaders, .ptd maps or ETDump, which its wheel lacks)
+    arm64      whether the native runner builds for arm64 (the release's aarch64 wheel ships
+               libraries); why_no_arm64 says why not, for the analysis error
+    runtimes_blocked  why its runtimes do not run here ("" when they do): a test that names the
+               release fails at analysis with it, and tests its programs in a newer release's
+    loaded_by  the oldest release whose runtimes loaded and ran its programs of every form the
+               compatibility matrix holds (measured; docs/compatibility.md)
+    lowering   what its lowering differs in, for docs and messages
+    """
+
+    name: str
+    version: str
+    lock: str | None
+    native: Literal["libraries", "python_binding"]
+    arm64: bool
+    why_no_arm64: str = ""
+    runtimes_blocked: str = ""
+    loaded_by: str
+    lowering: str = ""
+
+
+RECORDS = (
+    Release(
+        name="1.3",
+        version="1.3.1",
+        lock="executorch_1_3",
+        native="python_binding",
+        arm64=False,
+        why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
+                     "an aarch64 libtorch and libpython",
+        runtimes_blocked="its Python runtime and native runtime were compiled against torch 2.12's C++ ABI, "
+                         "and PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels with its nvidia packages)",
+        loaded_by="1.4",
+        lowering="pins scikit-learn 1.7.1; finds flatc only through FLATC_EXECUTABLE; its XNNPACK "
+                 "partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
+    ),
+    Release(
+        name="1.4",
+        version="1.4.1",
+        lock="executorch_1_4",
+        native="python_binding",
+        arm64=False,
+        why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
+                     "an aarch64 libtorch and libpython",
+        loaded_by="1.4",
+        lowering="its XNNPACK partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
+    ),
+    Release(
+        name="1.5",
+        version="1.5.1",
+        lock=None,
+        native="libraries",
+        arm64=True,
+        loaded_by="1.4",
+    ),
+)
+
+BY_NAME = {r.name: r for r in RECORDS}
+NAMES = tuple(r.name for r in RECORDS)  # oldest first
+DEFAULT = next(r.name for r in RECORDS if r.lock is None)
+
+
+def order(name):
+    """A release's place among NAMES, oldest first: a newer release compares greater."""
+    return NAMES.index(name)
+
+
+def of_version(version):
+    """The record of the release an ExecuTorch version belongs to (its minor release), or None:
+    "1.4.1" and "1.4.0" are release 1.4."""
+    minor = ".".join(version.split("+")[0].split(".")[:2]) if version else ""
+    return BY_NAME.get(minor)
+
+
+def manifest_record(name):
+    """What the manifest of a program lowered for a release other than the default says of it:
+    its release and the oldest runtime measured to load that release's programs."""
+    release = BY_NAME[name]
+    return {"name": release.name, "oldest_runtime_measured": release.loaded_by}
