@@ -147,8 +147,9 @@ def check_pt2(archive, path):
                               f"non-empty tensor")
     for name in listed:
         if name.startswith(folder + "models/") and name.endswith(".json"):
-            expressions.check_program(archive.read(name), name, path)
-            names.check_program(archive.read(name), name, path)
+            program = archive.read(name)  # decompressed once for both checks: a large model's is megabytes
+            expressions.check_program(program, name, path)
+            names.check_program(program, name, path)
     for name, value in _check_unpickles(archive, pickled, path).items():
         if "/data/sample_inputs/" in name:
             names.check_sample_inputs(value, name, path)
