@@ -19,6 +19,8 @@ from exporter.core.errors import UserError
 # tokenizer_config.json saved with the tokenizer, or else the tokenizer file itself as the
 # runner's library reads it (its own choice: the special tokens named like bos and eos).
 ATTRIBUTES = ("bos_id", "eos_ids")
+# The key a model's config (generation_config.json, config.json) gives each attribute's ids under.
+CONFIG_KEYS = {"bos_id": "bos_token_id", "eos_ids": "eos_token_id"}
 TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
@@ -87,7 +89,7 @@ def _tokenizer_side(tokenizer, attribute):
 def _check_model_ids(program, tokenizer, model, attribute, ids):
     """Fails in one line when the model's `ids` for a tokenizer attribute fall outside the
     tokenizer's vocabulary, or do not hold the tokenizer's own end token."""
-    key = {"bos_id": "bos_token_id", "eos_ids": "eos_token_id"}[attribute]
+    key = CONFIG_KEYS[attribute]
     said = f"{model['from']} of hf_model {model['label']} says {key} {ids if attribute == 'eos_ids' else ids[0]}"
     vocab, file = tokenizer["vocab_size"], tokenizer["file"]["name"]
     fix = f"fix {key} in {model['from']}, or set {attribute} on tokenizer {tokenizer['label']}"
@@ -109,7 +111,7 @@ def program_ids(program, tokenizer, model):
     "bos_token_id", "eos_token_id"}; None for another model), unless `tokenizer` (its manifest)
     has the id from its target's own attribute or the model has none."""
     picked = {}
-    for attribute, key in (("bos_id", "bos_token_id"), ("eos_ids", "eos_token_id")):
+    for attribute, key in CONFIG_KEYS.items():
         picked[attribute] = _tokenizer_side(tokenizer, attribute)
         given = as_list(model[key]) if model else []
         if given and tokenizer["sources"][attribute] != attribute:
