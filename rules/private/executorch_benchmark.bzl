@@ -169,8 +169,9 @@ def executorch_benchmark(name, program, warmup = 3, iterations = 20, compare_pyt
         program's; an older one than the program's fails (docs/compatibility.md).
       **kwargs: passed to the target (tags, visibility, ...).
     """
-    runners = release_test_attrs(release, None, native_runner, kwargs)
-    runners.pop("arm64_runner")  # an arm64 run is an arm64_binary native_runner
+    attrs = release_test_attrs(release, None, native_runner, kwargs)
+    attrs.pop("arm64_runner")  # an arm64 run is an arm64_binary native_runner
+    attrs.update(kwargs)
     _executorch_benchmark(
         name = name,
         program = program,
@@ -178,7 +179,7 @@ def executorch_benchmark(name, program, warmup = 3, iterations = 20, compare_pyt
         iterations = iterations,
         compare_python = compare_python,
         method = method,
-        **dict(runners, **kwargs)
+        **attrs
     )
 
 def _executorch_profile_impl(ctx):
