@@ -171,8 +171,8 @@ def main(argv):
             print(f"python runtime: cannot run {method} ({figures['error']})")
         else:
             figures["over_native_p50"] = figures["p50_ms"] / native_p50
-            print(f"python runtime (ExecuTorch {version}'s executorch.runtime, same inputs): load {figures['load_ms']:.1f} ms, first call "
-                  f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
+            print(f"python runtime (ExecuTorch {version}'s executorch.runtime, same inputs): load "
+                  f"{figures['load_ms']:.1f} ms, first call {figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
                   f"{figures['over_native_p50']:.2f}x native p50")
         report["python"] = figures
     _write(report, json_path)

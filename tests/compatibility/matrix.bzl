@@ -55,7 +55,10 @@ def _program(form, attrs, release, tags):
     return program
 
 def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], lowering_only = []):
-    """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and two test_suites.
+    """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and the test_suites.
+
+    The suites: `name` and `nightly_suite` (the tiers), and <form> (the form's every cell, run
+    by hand: `bazel test //tests/compatibility:llm`).
 
     Args:
       name: the test_suite of the every-build cells.
@@ -77,6 +80,7 @@ def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [
     """
     tests = {False: [], True: []}
     for form, attrs in forms.items():
+        cells = []
         every_build = attrs.get("every_build", [])
         for release in lowering_only + releases:
             form_nightly = form in nightly_forms or release in lowering_only
@@ -94,5 +98,7 @@ def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [
                     **attrs.get("test_attrs", {})
                 )
                 tests[nightly].append(":" + test)
+                cells.append(":" + test)
+        native.test_suite(name = form, tests = cells, tags = ["manual"])  # every tier: a filter by tier would drop cells
     native.test_suite(name = name, tests = tests[False])
     native.test_suite(name = nightly_suite, tests = tests[True], tags = NIGHTLY)

@@ -145,4 +145,5 @@ def release_runtime_config(ctx, program, runtime):
         "program_release": program.release,
         "executorch_layer": release.identity.short_path if release else None,
     }
-    return config, (release.packages + [release.identity]) if release else []
+    files = release.packages + [release.identity] if release else []
+    return config, files
