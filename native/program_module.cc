@@ -51,6 +51,12 @@ class MappedLoader final : public rt::DataLoader {
     if (offset > file_.size || size > file_.size - offset) return rt::Error::InvalidArgument;
     return rt::FreeableBuffer(file_.data + offset, size, nullptr);
   }
+  // A method's mutable buffers (an LLM's KV cache) start from a copy of their initial values.
+  rt::Error load_into(size_t offset, size_t size, const SegmentInfo&, void* buffer) const override {
+    if (offset > file_.size || size > file_.size - offset) return rt::Error::InvalidArgument;
+    memcpy(buffer, file_.data + offset, size);
+    return rt::Error::Ok;
+  }
   rt::Result<size_t> size() const override { return file_.size; }
 
  private:

@@ -2,10 +2,14 @@
 (the native runner's --bench) and then, in this process, in ExecuTorch's Python runtime on the
 same inputs, so that the report shows what the pybindings add to each call.
 
-    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [IDENTITY...] [--json FILE]
+    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [--release=R [--executorch_layer=L]]
+              [IDENTITY...] [--json FILE]
 
 MODE is python, native-only or arm64; IDENTITY the identity files of the backend
-package repositories the program needs (core/backend_site.py).
+package repositories the program needs (core/backend_site.py). With --release, the program is
+timed in that ExecuTorch release's runtimes: RUNNER is its native runner, and L the identity file
+of its packages, which go first on the import path (core/release_site.py) for the Python runtime,
+whose version the report names and checks.
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
 last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a
@@ -17,6 +21,7 @@ and in its JSON ("emulated": true), and sets no Python runtime beside it.
 """
 
 import errno
+import importlib.metadata
 import json
 import os
 import platform
@@ -24,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from exporter.core import releases
 
 
 def synthetic_inputs(method_meta):
@@ -118,11 +125,23 @@ def _write(report, json_path):
     print(line)
 
 
+def _release(flags):
+    """The release of --release and --executorch_layer (its packages first on the import path), or None."""
+    options = dict(flag[2:].split("=", 1) for flag in flags)
+    if options.get("executorch_layer"):
+        from exporter.core import release_site
+
+        release_site.activate(options["executorch_layer"])
+    return options.get("release")
+
+
 def main(argv):
     runner, pte, ptd, method, warmup, iterations, python = argv[:7]
     rest = argv[7:]
     json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
-    identities = rest[:rest.index("--json")] if "--json" in rest else rest
+    rest = rest[:rest.index("--json")] if "--json" in rest else rest
+    release = _release([a for a in rest if a.startswith(("--release=", "--executorch_layer="))])
+    identities = [a for a in rest if not a.startswith("--")]
     ptd = None if ptd == "-" else ptd
     if identities:
         from exporter.core import backend_site
@@ -139,6 +158,12 @@ def main(argv):
         report.update(emulated=True, qemu_cpu=os.environ.get("QEMU_CPU", "max,sme=off"))
     if python == "python":
         native_p50 = report["methods"][method]["p50_ms"]
+        version = importlib.metadata.version("executorch")
+        try:
+            releases.check_ran(pte, release, version)
+        except ValueError as e:
+            print(f"executorch_benchmark: {e}", file=sys.stderr)
+            return 1
         try:
             figures = python_figures(pte, ptd, method, int(warmup), int(iterations))
         except Exception as e:  # e.g. a kernel only the app's runner links
@@ -146,8 +171,8 @@ def main(argv):
             print(f"python runtime: cannot run {method} ({figures['error']})")
         else:
             figures["over_native_p50"] = figures["p50_ms"] / native_p50
-            print(f"python runtime (executorch.runtime, same inputs): load {figures['load_ms']:.1f} ms, first call "
-                  f"{figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
+            print(f"python runtime (ExecuTorch {version}'s executorch.runtime, same inputs): load "
+                  f"{figures['load_ms']:.1f} ms, first call {figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
                   f"{figures['over_native_p50']:.2f}x native p50")
         report["python"] = figures
     _write(report, json_path)

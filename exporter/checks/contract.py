@@ -245,6 +245,10 @@ class GenerationTestConfig(CheckConfig):
                            and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
     backend_packages       identity files of the backends' package repositories
+    release, program_release   the ExecuTorch release whose runtimes generate, and the one the
+                           program was lowered for (core/releases.py); None: the test names none
+    executorch_layer       that release's identity.txt, whose packages go first on the import path
+                           (core/release_site.py); None for the toolchain's own release
     """
 
     program: str
@@ -260,6 +264,9 @@ class GenerationTestConfig(CheckConfig):
     ptd: str | None = None
     arm64_runner: str | None = None
     backend_packages: tuple[str, ...] = ()
+    release: str | None = None
+    program_release: str | None = None
+    executorch_layer: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -13,6 +13,7 @@ ids. Each of eos_prompts must end at an end id before the limit: a text cut at t
 show that the runner stops where the model does.
 """
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -24,7 +25,7 @@ import torch
 
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, greedy, native
-from exporter.core import backend_site, runtime_kernels, special_tokens
+from exporter.core import backend_site, release_site, releases, runtime_kernels, special_tokens
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -143,8 +144,16 @@ def _context(config):
     native_runner = (f" and the native runner ({config.native_runner_label}"
                      f"{', and on arm64' if config.arm64_runner else ''})") if config.native_runner else \
         " (not the native runner: runtimes leaves it out)"
-    return context, (f"{config.label}: {config.program} in ExecuTorch's LLM runner (TextLLMRunner){native_runner}, "
-                     f"greedy, against {reference}")
+    return context, (f"{config.label}: {config.program} in {_runtime_text(config)}'s LLM runner (TextLLMRunner)"
+                     f"{native_runner}, greedy, against {reference}")
+
+
+def _runtime_text(config):
+    """"ExecuTorch 1.4.1", the version whose runtimes run: a test of a release checks that it is
+    that release's (its packages first on the import path)."""
+    version = importlib.metadata.version("executorch")
+    releases.check_ran(config.program, config.release, version)
+    return f"ExecuTorch {version}"
 
 
 def _runner_line(config, prompt, count, pieces, vocab_size):
@@ -153,7 +162,8 @@ def _runner_line(config, prompt, count, pieces, vocab_size):
         got, first, rest = runner_pieces(config, prompt, count)
     except RuntimeError as e:  # its tokenizer's DecodeFailure, say, for an id it generated itself
         raise ValueError(f"ExecuTorch's LLM runner fails on {config.program} with tokenizer "
-                         f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}") from e
+                         f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}"
+                         f"{releases.crossing_note(config.program_release, config.release)}") from e
     same = got == pieces
     rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
     return same, (f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
@@ -196,6 +206,8 @@ def _case(config, context, prompt, must_end):
 
 def run(config):
     """(ok, report text) of a contract.GenerationTestConfig."""
+    if config.executorch_layer:  # a release's runtimes: before anything imports ExecuTorch
+        release_site.activate(config.executorch_layer)
     context, first = _context(config)
     backend_site.activate(config.backend_packages)  # before the runner loads the program
     lines, agree, end = [first], True, True

@@ -299,14 +299,8 @@ def runtimes_text(runtimes):
 
 
 def release_note(config):
-    """", a program of ExecuTorch 1.5 (1.5.1) in the runtimes of 1.4 (1.4.1)" when the test runs a
-    program in another release's runtimes (the compatibility matrix's older ones among them), so
-    that a runtime's failure to load it names the program's release; "" otherwise."""
-    if not config.release or not config.program_release or config.release == config.program_release:
-        return ""
-    program, runtime = releases.BY_NAME[config.program_release], releases.BY_NAME[config.release]
-    return (f", a program of ExecuTorch {program.name} ({program.version}) in the runtimes of "
-            f"{runtime.name} ({runtime.version})")
+    """releases.crossing_note of the test's program and runtimes."""
+    return releases.crossing_note(config.program_release, config.release)
 
 
 def load_values(config):
@@ -320,11 +314,7 @@ def load_values(config):
         values = numerics_values.compute(config)
     if values.error is not None:
         raise ValueError(values.error + release_note(config))
-    ran = releases.of_version(values.runtime)
-    if config.release and values.runtime and (not ran or ran.name != config.release):
-        raise ValueError(f"the Python runtime that ran {config.program} is ExecuTorch {values.runtime}, not "
-                         f"release {config.release}'s ({releases.BY_NAME[config.release].version}): the release's "
-                         f"packages were not ahead of the toolchain's (exporter/core/release_site.py)")
+    releases.check_ran(config.program, config.release, values.runtime)
     return values
 
 

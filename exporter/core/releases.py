@@ -105,3 +105,24 @@ def manifest_record(name):
     its release and the oldest runtime measured to load that release's programs."""
     release = BY_NAME[name]
     return {"name": release.name, "oldest_runtime_measured": release.loaded_by}
+
+
+def check_ran(program, release, version):
+    """Fails in one line when `program`, tested in `release`'s runtimes (a name, or None for a
+    test that names none), ran in ExecuTorch `version` of another release: the release's packages
+    were not first on the import path (core/release_site.py)."""
+    ran = of_version(version)
+    if release and version and (not ran or ran.name != release):
+        raise ValueError(f"the Python runtime that ran {program} is ExecuTorch {version}, not release {release}'s "
+                         f"({BY_NAME[release].version}): the release's packages were not ahead of the toolchain's "
+                         f"(exporter/core/release_site.py)")
+
+
+def crossing_note(program_release, release):
+    """", a program of ExecuTorch 1.5 (1.5.1) in the runtimes of 1.4 (1.4.1)" for a test that runs a
+    program in another release's runtimes (the compatibility matrix's older ones among them), so
+    that a runtime's failure to load it names the program's release; "" otherwise."""
+    if not release or not program_release or release == program_release:
+        return ""
+    program, runtime = BY_NAME[program_release], BY_NAME[release]
+    return f", a program of ExecuTorch {program.name} ({program.version}) in the runtimes of {runtime.name} ({runtime.version})"

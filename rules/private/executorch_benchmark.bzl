@@ -3,7 +3,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
-load("//rules/private/lib:releases.bzl", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
@@ -74,9 +74,20 @@ def _mode(ctx, where, program):
         return "arm64"
     return "python" if ctx.attr.compare_python else "native-only"
 
+def _release_arguments(ctx, where, program):
+    """(benchmark.py's arguments naming the release whose runtimes time the program, its Files)."""
+    release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
+    check_arm64_release(where, release, Arm64BinaryInfo in ctx.attr.native_runner)
+    entries, files = release_runtime_config(ctx, program, release)
+    if not entries:
+        return [], []
+    layer = ["--executorch_layer=" + entries["executorch_layer"]] if entries["executorch_layer"] else []
+    return ["--release=" + release] + layer, files
+
 def _executorch_benchmark_impl(ctx):
     where, program = _checked_program(ctx, "executorch_benchmark")
     _at_least(where, "warmup", ctx.attr.warmup, 0)
+    release_arguments, release_files = _release_arguments(ctx, where, program)
     mode = _mode(ctx, where, program)
     command = [
         ctx.executable._benchmark.short_path,
@@ -87,7 +98,7 @@ def _executorch_benchmark_impl(ctx):
         str(ctx.attr.warmup),
         str(ctx.attr.iterations),
         mode,
-    ] + [f.short_path for f in package_identities(program.backend_packages)]
+    ] + release_arguments + [f.short_path for f in package_identities(program.backend_packages)]
 
     # Timings are printed, never a build output: they would make the cache and the
     # byte-identity tests depend on the machine's load.
@@ -104,28 +115,15 @@ def _executorch_benchmark_impl(ctx):
         "executorch_benchmark",
         program,
         command,
-        extra_files = program.backend_packages,
+        extra_files = program.backend_packages + release_files,
         extra_runfiles = ctx.attr._benchmark[DefaultInfo].default_runfiles,
         lines = [banner],
     )]
 
-executorch_benchmark = rule(
+_executorch_benchmark = rule(
     implementation = _executorch_benchmark_impl,
     executable = True,
-    doc = """`bazel run` it to time one method of a program in ExecuTorch's native runtime.
-
-Prints a table (load time, first call, p50/p90/min per call, planned memory, peak RSS), then the
-same method timed in ExecuTorch's Python runtime on the same inputs with its p50 over the native
-p50, and last all of it as one line of JSON; `-- --json FILE` also writes the JSON to FILE. The
-method's inputs are synthetic, at their largest shapes (docs/native.md).
-
-With an arm64_binary as native_runner, the figures come from the arm64 runner, which on x86-64
-runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
-JSON) and times no Python runtime beside them.
-
-A program of a backend with packages of its own runs with them (its runtime library, from the
-backend's repository; docs/backends.md); one that no runtime here runs fails at analysis, naming
-the hardware it runs on.""",
+    doc = """The rule behind executorch_benchmark: it checks the attributes and writes the launcher of benchmark.py.""",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to time."),
         "warmup": attr.int(default = 3, doc = "Untimed calls after the first."),
@@ -136,8 +134,53 @@ the hardware it runs on.""",
                   "in the same run; False for a program only the app's own runner can run.",
         ),
         "_benchmark": attr.label(default = Label("//rules/private:benchmark"), executable = True, cfg = "target"),
-    }, **_RUN_ATTRS),
+    }, **dict(_RUN_ATTRS, **RELEASE_ATTRS)),
 )
+
+def executorch_benchmark(name, program, warmup = 3, iterations = 20, compare_python = True, native_runner = None, method = "forward", release = None, **kwargs):
+    """`bazel run` it to time one method of a program in ExecuTorch's native runtime.
+
+    Prints a table (load time, first call, p50/p90/min per call, planned memory, peak RSS), then the
+    same method timed in ExecuTorch's Python runtime on the same inputs with its p50 over the native
+    p50, and last all of it as one line of JSON; `-- --json FILE` also writes the JSON to FILE. The
+    method's inputs are synthetic, at their largest shapes (docs/native.md).
+
+    With an arm64_binary as native_runner, the figures come from the arm64 runner, which on x86-64
+    runs under qemu: the report labels them EMULATED (not device latency; "emulated": true in the
+    JSON) and times no Python runtime beside them.
+
+    A program of a backend with packages of its own runs with them (its runtime library, from the
+    backend's repository; docs/backends.md); one that no runtime here runs fails at analysis, naming
+    the hardware it runs on.
+
+    Args:
+      name: the target's name.
+      program: the executorch_program to time.
+      warmup: untimed calls after the first.
+      iterations: timed calls.
+      compare_python: also time the method in ExecuTorch's Python runtime (executorch.runtime), in
+        the same run; False for a program only the app's own runner can run.
+      native_runner: the native runner: //native:et_runner (the release's, with release), a
+        cc_binary of //native:runner_main that also links an app's own kernels, or an arm64_binary.
+      method: the method to call.
+      release: the ExecuTorch release whose runtimes time it, e.g. "1.4": its native runner
+        (//native:et_runner_1_4) and its Python runtime (from its lock, ahead of the toolchain's
+        venv), whose version the report names. Default: the toolchain's, which must be the
+        program's; an older one than the program's fails (docs/compatibility.md).
+      **kwargs: passed to the target (tags, visibility, ...).
+    """
+    attrs = release_test_attrs(release, None, native_runner, kwargs)
+    attrs.pop("arm64_runner")  # an arm64 run is an arm64_binary native_runner
+    attrs.update(kwargs)
+    _executorch_benchmark(
+        name = name,
+        program = program,
+        warmup = warmup,
+        iterations = iterations,
+        compare_python = compare_python,
+        method = method,
+        **attrs
+    )
 
 def _executorch_profile_impl(ctx):
     where, program = _checked_program(ctx, "executorch_profile")

@@ -118,3 +118,32 @@ def release_test_attrs(release, runtimes, native_runner, kwargs):
         "native_runner": runner,
         "arm64_runner": (runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
     }
+
+def release_runtime_config(ctx, program, runtime):
+    """The config entries of a test whose own process runs the program in `runtime`'s Python runtime.
+
+    llm_generation_test and executorch_benchmark run ExecuTorch in the test's process, not in a
+    build action: a release other than the default's puts its packages first on the import path
+    there (exporter/core/release_site.py, from "executorch_layer"), and the process checks the
+    version it ran.
+
+    Args:
+      ctx: the context of a rule with RELEASE_ATTRS.
+      program: the ExecuTorchProgramInfo it runs.
+      runtime: the release check_test_release returned.
+
+    Returns:
+      (dict, list of Files): release, program_release and executorch_layer (the release's
+      identity.txt as a runfiles path, or None for the default's), and the release's packages;
+      ({}, []) for a test that names no release, whose config keeps its bytes.
+    """
+    if not ctx.attr.release_name:
+        return {}, []
+    release = ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None
+    config = {
+        "release": runtime,
+        "program_release": program.release,
+        "executorch_layer": release.identity.short_path if release else None,
+    }
+    files = release.packages + [release.identity] if release else []
+    return config, files

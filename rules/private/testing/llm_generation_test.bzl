@@ -4,9 +4,10 @@ runner and in the native runner (exporter/checks/generation.py)."""
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
 load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identities")
-load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
+load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
 # Where a generation runs: ExecuTorch's LLM runner (TextLLMRunner, through its Python bindings)
@@ -27,9 +28,14 @@ def _generation_test_impl(ctx):
     runtimes = ctx.attr.runtimes
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use {} or a part of it".format(runtimes, _RUNTIMES))
-    check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64_runner else []), program.backends)
+    check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64 else []), program.backends)
+    release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
+    check_arm64_release(where, release, ctx.attr.arm64)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
+    release_entries, release_files = release_runtime_config(ctx, program, release)
+    config.update(release_entries)
+    files = files + release_files
     config.update(
         model = model,
         prompts = ctx.attr.prompts,
@@ -57,10 +63,11 @@ _generation_test = config_test_rule(
         "eos_prompts": attr.string_list(doc = "Prompts whose text must end at an end id before max_new_tokens."),
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
         "runtimes": attr.string_list(default = _RUNTIMES, doc = "Where it generates: \"python\" (ExecuTorch's LLM runner), \"native\" (the native runner), or both."),
-    }, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS),
+        "arm64": attr.bool(doc = "Also generate in the native runner built for arm64 (arm64_runner, which the macro sets when the release has one)."),
+    }, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
 )
 
-def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, eos_prompts = [], runtimes = None, native_runner = None, arm64 = False, **kwargs):
+def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, eos_prompts = [], runtimes = None, native_runner = None, arm64 = False, release = None, **kwargs):
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
@@ -93,9 +100,13 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
       runtimes: ["python", "native"] (the default), or a part, where the program's backends run
         (docs/backends.md says where each does); a program of a backend of static shapes takes
         its prompt one token per call.
-      native_runner: the native runner; default //native:et_runner.
+      native_runner: the native runner; default //native:et_runner (the release's, with release).
       arm64: also generate in native_runner built for arm64 Linux, under qemu, once per prompt
         (no tokens/s: the speed is emulated); docs/native.md, "arm64".
+      release: the ExecuTorch release whose runtimes generate, e.g. "1.4": its LLM runner (from
+        its lock, ahead of the toolchain's venv) and its native runner (//native:et_runner_1_4);
+        the test prints and checks the version it ran. Default: the toolchain's, which must be
+        the program's; an older one than the program's fails (docs/compatibility.md).
       **kwargs: passed to the test (tags, size, timeout, ...).
     """
     _generation_test(
@@ -105,7 +116,6 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
         max_new_tokens = max_new_tokens,
         eos_prompts = eos_prompts,
         runtimes = runtimes,
-        native_runner = native_runner,
-        arm64_runner = (native_runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,
-        **config_target_attrs(name, EXPORTER_MODULES["generation"], kwargs)
+        arm64 = arm64,
+        **dict(release_test_attrs(release, ["arm64"] if arm64 else None, native_runner, kwargs), **config_target_attrs(name, EXPORTER_MODULES["generation"], kwargs))
     )
