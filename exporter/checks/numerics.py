@@ -206,7 +206,9 @@ class Checks:
         except native.NativeError as e:
             what = f"arm64 runtime ({config.native_runner_label} for aarch64, under qemu)" if arm64 else \
                 f"native runtime ({config.native_runner_label})"
-            lines.append(f"  {what}: FAIL, {e}{release_note(config)}")
+            if across_releases(config):
+                raise refused(config, what, str(e).removeprefix("et_runner: ")) from None
+            lines.append(f"  {what}: FAIL, {e}")
             return False
         return self._cases(calls, outputs, lines, runtime)
 
@@ -298,15 +300,19 @@ def runtimes_text(runtimes):
     return text + (" runtimes" if len(names) > 1 else " runtime")
 
 
-def release_note(config):
-    """", a program of ExecuTorch 1.5 (1.5.1) in the runtimes of 1.4 (1.4.1)" when the test runs a
-    program in another release's runtimes (the compatibility matrix's older ones among them), so
-    that a runtime's failure to load it names the program's release; "" otherwise."""
-    if not config.release or not config.program_release or config.release == config.program_release:
-        return ""
-    program, runtime = releases.BY_NAME[config.program_release], releases.BY_NAME[config.release]
-    return (f", a program of ExecuTorch {program.name} ({program.version}) in the runtimes of "
-            f"{runtime.name} ({runtime.version})")
+def across_releases(config):
+    """Whether the test runs a program in another release's runtimes (the compatibility matrix's
+    older ones among them)."""
+    return bool(config.release and config.program_release and config.release != config.program_release)
+
+
+def refused(config, runtime, reason):
+    """The test's one line when a runtime of one release cannot run a program of another:
+    "ExecuTorch 1.4 (1.4.1)'s native runtime (...) cannot run program //p:x, lowered for ExecuTorch
+    1.5 (1.5.1): <the runtime's reason>", not a flatbuffer error."""
+    program, ran = releases.BY_NAME[config.program_release], releases.BY_NAME[config.release]
+    return ValueError(f"ExecuTorch {ran.name} ({ran.version})'s {runtime} cannot run program {config.program}, "
+                      f"lowered for ExecuTorch {program.name} ({program.version}): {reason}")
 
 
 def load_values(config):
@@ -319,7 +325,8 @@ def load_values(config):
 
         values = numerics_values.compute(config)
     if values.error is not None:
-        raise ValueError(values.error + release_note(config))
+        raise refused(config, "Python runtime", values.refused) if values.refused and across_releases(config) \
+            else ValueError(values.error)
     ran = releases.of_version(values.runtime)
     if config.release and values.runtime and (not ran or ran.name != config.release):
         raise ValueError(f"the Python runtime that ran {config.program} is ExecuTorch {values.runtime}, not "
@@ -345,7 +352,7 @@ def run(config):
     checks = Checks(config)
     checks.output_names = values.output_names
     reference = [backends.REFERENCE_RUNTIMES[r].title for r in config.runtimes if r in backends.REFERENCE_RUNTIMES]
-    release = f" {config.release}" if config.release and (config.release != releases.DEFAULT or release_note(config)) else ""
+    release = f" {config.release}" if config.release and (config.release != releases.DEFAULT or across_releases(config)) else ""
     where = " and ".join(reference) if len(reference) == len(config.runtimes) else \
         f"ExecuTorch{release}'s {runtimes_text(config.runtimes)}"
     lines = [f"{config.label}: {config.program} in {where} vs {values.reference} ({checks.describe()})"]
