@@ -124,7 +124,8 @@ def render(summaries, title, dashboard_dir, budgets=(), numerics=()):
     timed, known = any(s["p50_ms"] is not None for s in summaries), []
     rows = [_row(s, dashboard_dir, [b for b in budgets if b["program"] == s["label"]],
                  [t for t in numerics if t["program"] == s["label"]], timed, known) for s in summaries]
-    headers = ["program", "ExecuTorch release", "delegation by backend", ".pte", ".ptd", "delegated ops", "delegated FLOPs", "planned"]
+    headers = ["program", "ExecuTorch release", "delegation by backend", ".pte", ".ptd", "delegated ops",
+               "delegated FLOPs", "planned"]
     headers += (["native p50 ms"] if timed else []) + ["SQNR floor dB", "budget headroom"]
     body = note("Each program's figures from its own report; click a program for its graph, sizes, memory "
                 "plan and facts. The SQNR floor is the one the program's numerics_test sets (\"defaults\": "

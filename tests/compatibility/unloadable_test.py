@@ -11,7 +11,7 @@ import pytest
 RUN = "import sys; from exporter.checks import numerics; sys.exit(numerics.main(sys.argv[1:]))"
 PROGRAM = "program //models/volumetric:volume_net_pte, lowered for ExecuTorch 1.5 (1.5.1): "
 EXPECTED = {
-    "volume_net_in_1_4": "ExecuTorch 1.4 (1.4.1)'s Python runtime cannot run " + PROGRAM
+    "volume_net_in_1_4_python": "ExecuTorch 1.4 (1.4.1)'s Python runtime cannot run " + PROGRAM
                          + "it needs aten::avg_pool3d.out, which it does not register (error 0x14, OperatorMissing)",
     "volume_net_in_1_4_native": "ExecuTorch 1.4 (1.4.1)'s native runtime (//native:et_runner_1_4) cannot run " + PROGRAM
                                 + "models/volumetric/volume_net_pte.pte: method \"forward\" needs operator "
