@@ -21,7 +21,7 @@ import json
 
 import torch
 
-from exporter.core import backend_site, output_tree, phases, runtime_kernels, shape_spec
+from exporter.core import backend_site, output_tree, phases, runtime_errors, runtime_kernels, shape_spec
 from exporter.core.case_inputs import cases, full_sizes, make_inputs, runtime_inputs
 from exporter.formats import case_values, pt2, pte_inspect, value_file
 
@@ -58,10 +58,20 @@ def load_methods(config, names):
         try:
             loaded = _load(config, names)
         except RuntimeError as e:  # the runtime refused the program: the test fails in one line
-            version = importlib.metadata.version("executorch")
-            raise ValueError(f"ExecuTorch {version}'s Python runtime cannot load {config.pte}: "
-                             f"{(str(e).splitlines() or [''])[0]}") from None
+            version, why = importlib.metadata.version("executorch"), _refusal(config, names, e)
+            raise runtime_errors.Refused(f"ExecuTorch {version}'s Python runtime cannot load {config.pte}: {why}",
+                                         why, version) from None
     return {name: (_executing(config, name, execute), inputs) for name, (execute, inputs) in loaded.items()}
+
+
+def _refusal(config, names, error):
+    """Why the runtime refused the program, in words (core/runtime_errors.py): the operators of
+    the methods it loads that it does not register, by name."""
+    from executorch.extension.pybindings import portable_lib
+
+    methods = pte_inspect.summarize(config.pte)["methods"]
+    needed = [op for name in names if name in methods for op in methods[name]["operators"]]
+    return runtime_errors.reason(str(error), needed, portable_lib._get_operator_names())
 
 
 def _load(config, names):
@@ -221,6 +231,8 @@ def compute(config):
         else:
             prepared = prepare_cases(config, "python" in config.runtimes)
         calls = [_call(prepared, *call) for call in prepared.calls]
+    except runtime_errors.Refused as e:
+        return case_values.CaseValues(error=str(e), runtime=e.version, refused=e.reason)
     except ValueError as e:
         return case_values.CaseValues(error=str(e))
     names = output_tree.program_names(prepared.ep) if prepared.ep is not None else None

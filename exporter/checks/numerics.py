@@ -206,7 +206,9 @@ class Checks:
         except native.NativeError as e:
             what = f"arm64 runtime ({config.native_runner_label} for aarch64, under qemu)" if arm64 else \
                 f"native runtime ({config.native_runner_label})"
-            lines.append(f"  {what}: FAIL, {e}{release_note(config)}")
+            if release_note(config):
+                raise refused(config, what, str(e).removeprefix("et_runner: ")) from None
+            lines.append(f"  {what}: FAIL, {e}")
             return False
         return self._cases(calls, outputs, lines, runtime)
 
@@ -303,6 +305,15 @@ def release_note(config):
     return releases.crossing_note(config.program_release, config.release)
 
 
+def refused(config, runtime, reason):
+    """The test's one line when a runtime of one release cannot run a program of another:
+    "ExecuTorch 1.4 (1.4.1)'s native runtime (...) cannot run program //p:x, lowered for ExecuTorch
+    1.5 (1.5.1): <the runtime's reason>", not a flatbuffer error."""
+    program, ran = releases.BY_NAME[config.program_release], releases.BY_NAME[config.release]
+    return ValueError(f"ExecuTorch {ran.name} ({ran.version})'s {runtime} cannot run program {config.program}, "
+                      f"lowered for ExecuTorch {program.name} ({program.version}): {reason}")
+
+
 def load_values(config):
     """The CaseValues the test compares: its build action's files, or, for a config that names
     none, computed here (torch and ExecuTorch import then). Raises the ValueError it records."""
@@ -313,7 +324,8 @@ def load_values(config):
 
         values = numerics_values.compute(config)
     if values.error is not None:
-        raise ValueError(values.error + release_note(config))
+        raise refused(config, "Python runtime", values.refused) if values.refused and release_note(config) \
+            else ValueError(values.error + release_note(config))
     releases.check_ran(config.program, config.release, values.runtime)
     return values
 

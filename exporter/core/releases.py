@@ -126,3 +126,26 @@ def crossing_note(program_release, release):
         return ""
     program, runtime = BY_NAME[program_release], BY_NAME[release]
     return f", a program of ExecuTorch {program.name} ({program.version}) in the runtimes of {runtime.name} ({runtime.version})"
+
+
+def of_manifest(manifest):
+    """What a program's manifest says of its release: {"name", "version", "toolchain's",
+    "oldest_runtime_measured"}. A program of the default release records none (its manifest keeps
+    its bytes): it is the toolchain's own, named by the ExecuTorch version its toolchain records.
+    A toolchain of a team's own build of no release here has a name and no runtime measured."""
+    version = manifest.get("toolchain", {}).get("executorch", "")
+    recorded = manifest.get("executorch_release")
+    if recorded:
+        return {"name": recorded["name"], "version": version, "toolchain's": False,
+                "oldest_runtime_measured": recorded["oldest_runtime_measured"]}
+    release = of_version(version)
+    return {"name": release.name if release else version, "version": version, "toolchain's": True,
+            "oldest_runtime_measured": release.loaded_by if release else None}
+
+
+def describe(found):
+    """of_manifest's record in words: "1.5 (the toolchain's, 1.5.1); the oldest runtime measured to
+    load it: 1.4"."""
+    whose = "the toolchain's, " if found["toolchain's"] else ""
+    oldest = found["oldest_runtime_measured"] or "none measured (a build of no release in exporter/core/releases.py)"
+    return f"{found['name']} ({whose}{found['version']}); the oldest runtime measured to load it: {oldest}"

@@ -47,6 +47,8 @@ class CaseValues:
     output_names  the method's outputs' names in the model ("logits"; core/output_tree.py), or None
     runtime       the version of the ExecuTorch whose Python runtime ran the calls, or None: a test
                   of a release checks that it ran in that release (docs/compatibility.md)
+    refused       why that Python runtime refused the program, in words (core/runtime_errors.py),
+                  or None; then error says it with the file's path
     """
 
     reference: str = ""
@@ -56,6 +58,7 @@ class CaseValues:
     error: str | None = None
     output_names: list | None = None
     runtime: str | None = None
+    refused: str | None = None
 
 
 def _span(values, more):
@@ -79,7 +82,8 @@ def encode(case_values):
         })
     header = {"format": FORMAT, "reference": case_values.reference, "calls": calls, "inputs": case_values.inputs,
               "arm64_cases": case_values.arm64_cases, "error": case_values.error,
-              "output_names": case_values.output_names, "runtime": case_values.runtime}
+              "output_names": case_values.output_names, "runtime": case_values.runtime,
+              **({"refused": case_values.refused} if case_values.refused else {})}  # others keep their bytes
     return json.dumps(header, indent=1, sort_keys=True) + "\n", value_file.encode(values)
 
 
@@ -104,4 +108,4 @@ def read(json_path, values_path):
     calls = [Call(c["name"], c["method"], take(c["feed"]), take(c["expected"]), take(c["python"]), c["python_error"])
              for c in header["calls"]]
     return CaseValues(header["reference"], calls, header["inputs"], header["arm64_cases"], header["error"],
-                      header.get("output_names"), header.get("runtime"))
+                      header.get("output_names"), header.get("runtime"), header.get("refused"))

@@ -1,11 +1,13 @@
 """Summarises a .pte without running it: methods, operators, delegates, sizes, planned memory.
 
-    python -m exporter.formats.pte_inspect model.pte [--json]
+    python -m exporter.formats.pte_inspect model.pte [--json] [--manifest model.pte.json]
     bazel run //models:resnet_pte.inspect [-- --json]
 
 It reads the flatbuffer through ExecuTorch's own schema (see pte_schema.py; program_summary.py
 says why not through ExecuTorch's reader), and the extended header that ExecuTorch writes after
-the flatbuffer's first 8 bytes: the segment table.
+the flatbuffer's first 8 bytes: the segment table. A .pte does not say which ExecuTorch release
+lowered it: its manifest does (core/releases.py), the <name>.pte.json that executorch_program writes
+beside it (and pte_inspect's target has among its files), or the one --manifest names.
 """
 
 import argparse
@@ -15,10 +17,12 @@ import json
 import os
 import sys
 
+from exporter.core import manifest, releases
 from exporter.core.errors import BadFile
 from exporter.formats import program_summary, ptd, pte_schema
 
 FORMAT = "rules_torch_export/pte-summary/1"
+MANIFEST_FORMAT = "rules_torch_export/pte-manifest/1"  # what actions/lower.py writes
 
 _schema = None
 
@@ -157,6 +161,35 @@ def summarize(path):
         return summarize_bytes(buf)
 
 
+def release_of(path, manifest_path=None):
+    """The release record (releases.of_manifest) of the .pte at `path` from its manifest:
+    `manifest_path`, else the <path>.json beside it; None without one. Raises BadFile in one line
+    for a manifest that is not one, or that records another .pte's sha256."""
+    beside = manifest_path is None
+    manifest_path = path + ".json" if beside else manifest_path
+    if beside and not os.path.isfile(manifest_path):
+        return None
+    try:
+        with open(manifest_path, encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadFile(f"{manifest_path}: not a program manifest ({getattr(e, 'strerror', None) or e})") from None
+    if not isinstance(found, dict) or found.get("format") != MANIFEST_FORMAT:
+        raise BadFile(f"{manifest_path}: not a program manifest ({MANIFEST_FORMAT})")
+    recorded, digest = found.get("pte", {}).get("sha256"), manifest.sha256_file(path)
+    if recorded != digest:
+        raise BadFile(f"{manifest_path} is not the manifest of {path}: it records a .pte of sha256 {recorded}, "
+                      f"and that file's is {digest}; give the .pte.json its executorch_program wrote with it")
+    return releases.of_manifest(found)
+
+
+def format_release(found):
+    """The text's line of a program's release, or what to give when it has no manifest."""
+    if found is None:
+        return "ExecuTorch release: not recorded in a .pte; give its manifest (--manifest <name>.pte.json)"
+    return f"ExecuTorch release: {releases.describe(found)}"
+
+
 def fmt_bytes(n):
     """'46,741,664 bytes (44.6 MiB)'."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -230,29 +263,44 @@ def _resolve(path):
     return os.path.join(os.environ.get("BUILD_WORKING_DIRECTORY", ""), path)
 
 
+def _inspect(path, args):
+    """Prints one .pte's or .ptd's summary; a .pte's with its release, from its manifest."""
+    if path.endswith(".ptd"):
+        summary = summarize_ptd(path)
+        sys.stdout.write(json.dumps(summary, indent=2, sort_keys=True) + "\n" if args.json else format_ptd(
+            summary, os.path.basename(path)))
+        return
+    summary = summarize(path)
+    if args.json:  # what the build's .summary.json holds; the release is the manifest's to say
+        print(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    found = release_of(path, _resolve(args.manifest) if args.manifest else None)
+    first, rest = format_text(summary, os.path.basename(path)).split("\n", 1)
+    sys.stdout.write(f"{first}\n{format_release(found)}\n{rest}")
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="pte_inspect", description=__doc__.splitlines()[0])
     parser.add_argument("pte", nargs="+", help="a .pte or .ptd file (other files are ignored, "
                         "so a target's $(rootpaths) can be passed as is)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--manifest", help="the .pte's manifest, which names the ExecuTorch release that "
+                        "lowered it (default: the <file>.json beside the .pte, where executorch_program writes it)")
     args = parser.parse_args(argv)
     paths = [_resolve(p) for p in args.pte if p.endswith((".pte", ".ptd"))]
     if not paths:
         print(f"pte_inspect: no .pte or .ptd file among {args.pte}", file=sys.stderr)
         return 2
+    if args.manifest and sum(p.endswith(".pte") for p in paths) != 1:
+        print("pte_inspect: --manifest names the manifest of one .pte; give one .pte with it", file=sys.stderr)
+        return 2
     for path in paths:
-        ptd = path.endswith(".ptd")
         try:
-            summary = summarize_ptd(path) if ptd else summarize(path)
+            _inspect(path, args)
         except (BadFile, OSError) as e:  # BadFile names the file; the OSError's own message does too
             print(f"pte_inspect: cannot read {e if isinstance(e, BadFile) else f'{path}: {e.strerror}'}",
                   file=sys.stderr)
             return 1
-        if args.json:
-            print(json.dumps(summary, indent=2, sort_keys=True))
-        else:
-            text = format_ptd if ptd else format_text
-            sys.stdout.write(text(summary, os.path.basename(path)))
     return 0
 
 

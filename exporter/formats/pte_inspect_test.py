@@ -112,3 +112,38 @@ def test_cli_rejects_what_is_not_a_pte(tmp_path, capsys):
     assert err.startswith("pte_inspect: cannot read") and "not a Program flatbuffer" in err
     assert len(err.splitlines()) == 1
     assert pte_inspect.main(["model.pt2"]) == 2
+
+
+def test_the_text_names_the_release_from_the_manifest_beside_the_pte(capsys):
+    # A program of the default release: its manifest records no release (it keeps its bytes), so
+    # pte_inspect names the toolchain's, and the oldest runtime measured to load that release.
+    assert pte_inspect.main([PROGRAMS[1]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("ExecuTorch release: 1.5 (the toolchain's, 1.5.1); the oldest runtime measured to load "
+                        "it: 1.4")
+    assert pte_inspect.release_of(PROGRAMS[1]) == {
+        "name": "1.5", "version": "1.5.1", "toolchain's": True, "oldest_runtime_measured": "1.4"}
+
+
+def test_a_pte_without_its_manifest_says_what_to_give(tmp_path, capsys):
+    alone = tmp_path / "alone.pte"
+    alone.write_bytes(pte_inspect.read_file(PROGRAMS[1]))
+    assert pte_inspect.main([str(alone)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "ExecuTorch release: not recorded in a .pte; give its manifest (--manifest <name>.pte.json)")
+    assert pte_inspect.main([str(alone), "--manifest", PROGRAMS[1] + ".json"]) == 0
+    assert "ExecuTorch release: 1.5 (the toolchain's, 1.5.1)" in capsys.readouterr().out
+
+
+def test_a_manifest_of_another_program_fails_in_one_line(tmp_path, capsys):
+    assert pte_inspect.main([PROGRAMS[1], "--manifest", PROGRAMS[0] + ".json"]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert err.startswith(f"pte_inspect: cannot read {PROGRAMS[0]}.json is not the manifest of {PROGRAMS[1]}: "
+                          f"it records a .pte of sha256 ") and "give the .pte.json its executorch_program" in err
+    assert len(err.splitlines()) == 1 and captured.out == ""
+    not_json = tmp_path / "m.json"
+    not_json.write_text("[]")
+    assert pte_inspect.main([PROGRAMS[1], "--manifest", str(not_json)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"pte_inspect: cannot read {not_json}: not a program manifest (rules_torch_export/pte-manifest/1)")

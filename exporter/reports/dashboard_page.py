@@ -4,7 +4,7 @@ and the SQNR floors of their numerics_tests, with a link to each program's repor
 
 import posixpath
 
-from exporter.core import backends
+from exporter.core import backends, releases
 from exporter.reports import graph_dot, report_figures
 from exporter.reports.report_html import Raw, bar, esc, note, page, percent, section, size, table
 
@@ -79,11 +79,17 @@ def delegation_cell(summary, known):
     return Raw("<br>".join(lines)) if lines else "portable"
 
 
+def release_cell(summary):
+    """The ExecuTorch release that lowered the program and the oldest runtime measured to load it:
+    "1.5 (the toolchain's, 1.5.1); ..." (releases.describe)."""
+    return releases.describe(summary["executorch_release"])
+
+
 def _row(summary, dashboard_dir, budgets, tests, timed, known):
     delegated = summary["delegated"]
     link = Raw(f'<a href="{esc(report_link(summary, dashboard_dir))}"><code>{esc(summary["label"])}</code></a>')
     figures = [f for b in budgets for f in budget_figures(b, summary)]
-    row = [link, delegation_cell(summary, known), size(summary["pte_bytes"]),
+    row = [link, release_cell(summary), delegation_cell(summary, known), size(summary["pte_bytes"]),
            size(summary["ptd_bytes"]) if summary["ptd_bytes"] is not None else "",
            _share(delegated["operators"]), _share(delegated["flops"]), size(summary["planned_bytes"])]
     if timed:
@@ -118,14 +124,15 @@ def render(summaries, title, dashboard_dir, budgets=(), numerics=()):
     timed, known = any(s["p50_ms"] is not None for s in summaries), []
     rows = [_row(s, dashboard_dir, [b for b in budgets if b["program"] == s["label"]],
                  [t for t in numerics if t["program"] == s["label"]], timed, known) for s in summaries]
-    headers = ["program", "delegation by backend", ".pte", ".ptd", "delegated ops", "delegated FLOPs", "planned"]
+    headers = ["program", "ExecuTorch release", "delegation by backend", ".pte", ".ptd", "delegated ops",
+               "delegated FLOPs", "planned"]
     headers += (["native p50 ms"] if timed else []) + ["SQNR floor dB", "budget headroom"]
     body = note("Each program's figures from its own report; click a program for its graph, sizes, memory "
                 "plan and facts. The SQNR floor is the one the program's numerics_test sets (\"defaults\": "
                 "its backends' tolerances, or 20 dB for a quantized program); the SQNR it measures is a "
                 "test's result, and native time a measurement, neither a build output (docs/report.md). "
                 "Headroom is the smallest share of a budget's limits still free.")
-    body += table(headers, rows, numeric=tuple(range(2, len(headers))))
+    body += table(headers, rows, numeric=tuple(range(3, len(headers))))
     total = sum(s["pte_bytes"] + (s["ptd_bytes"] or 0) for s in summaries)
     kpis = [("programs", str(len(summaries))), ("all .pte and .ptd", size(total)),
             ("99% of FLOPs delegated", str(sum(1 for s in summaries if (s["delegated"]["flops"] or 0) >= 0.99))),

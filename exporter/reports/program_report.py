@@ -5,7 +5,7 @@ render(data) takes what reports/report.py read: the graph record, the .pte summa
 manifests, the SVG of each method's graph, and the optional ETDump profile.
 """
 
-from exporter.core import backends
+from exporter.core import backends, releases
 from exporter.reports import graph_dot, report_charts, report_figures
 from exporter.reports.report_html import Raw, bar, esc, legend, note, number, page, percent, section, size, table
 
@@ -279,6 +279,7 @@ def facts_section(data):
     toolchain = manifest.get("toolchain", {})
     facts = [["program", manifest.get("label", "")], ["python", toolchain.get("python", "")],
              ["torch", toolchain.get("torch", "")], ["executorch", toolchain.get("executorch", "")],
+             ["ExecuTorch release", releases.describe(releases.of_manifest(manifest))],
              ["toolchain identity", Raw(f"<code>{esc(toolchain.get('identity_sha256', ''))}</code>")],
              ["backends", ", ".join(manifest.get("backends", [])) or "portable"],
              ["kernel libraries", ", ".join(data.get("kernels") or []) or "-"],
@@ -311,6 +312,7 @@ def summary(data, report_name):
         "planned_bytes": max(planned.values()) if planned else 0,
         "planned": planned,
         "p50_ms": profile["p50_ms"] if profile else None,
+        "executorch_release": releases.of_manifest(manifest),  # the release that lowered it (docs/compatibility.md)
         # Vela's figures of a program it compiled, for its budgets on the dashboard; other summaries keep their bytes.
         **({"vela": {k: manifest["vela"][k] for k in ("sram_bytes", "flash_bytes")}} if "vela" in manifest else {}),
     }

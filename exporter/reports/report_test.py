@@ -149,6 +149,22 @@ def test_the_dashboard_shows_each_method_s_instructions_against_its_budget(tmp_p
         ' class="n"', "")
 
 
+TOOLCHAIN_RELEASE = "1.5 (the toolchain&#x27;s, 1.5.1); the oldest runtime measured to load it: 1.4"
+
+
+def test_the_report_and_the_dashboard_name_the_release_that_lowered_the_program(tmp_path, tiny_summary):
+    # A program of the default release, whose manifest records none: the toolchain's is named.
+    with open(tiny_summary, encoding="utf-8") as f:
+        summary = json.load(f)
+    assert summary["executorch_release"] == {"name": "1.5", "version": "1.5.1", "toolchain's": True,
+                                             "oldest_runtime_measured": "1.4"}
+    facts = open(tiny_summary.replace(".report.json", ".report.html"), encoding="utf-8").read().split('id="facts"')[1]
+    assert f"<tr><td>ExecuTorch release</td><td>{TOOLCHAIN_RELEASE}</td></tr>" in facts
+    dashboard.run(_dashboard_config(tmp_path, [tiny_summary]))
+    text = (tmp_path / "dashboard.html").read_text()
+    assert "<th>ExecuTorch release</th>" in text and f"<td>{TOOLCHAIN_RELEASE}</td>" in text
+
+
 @pytest.mark.parametrize("content", ["[]", '{"format": "something else"}', "not json"])
 def test_a_file_that_is_no_report_summary_fails_in_one_line(tmp_path, content):
     bad = tmp_path / "bad.report.json"

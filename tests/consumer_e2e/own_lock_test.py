@@ -1,8 +1,11 @@
 """examples/own_lock: a separate workspace whose toolchain venv is installed from its own lock
 (the rules' pins plus einops) builds a Hugging Face model's program and a model that imports
 einops, and their tests pass. The only end-to-end test that installs a venv of its own. Its
-OpenVINO program takes OpenVINO's packages from the workspace's own backend lock."""
+OpenVINO program takes OpenVINO's packages from the workspace's own backend lock, and its program
+for an app that links ExecuTorch 1.4 takes 1.4 from the team's own build of it (release_locks;
+PyPI's 1.4.1 wheel stands in for a fork's)."""
 
+import json
 import os
 import pwd
 
@@ -14,6 +17,7 @@ OWN_LOCK = "examples/own_lock"
 ADDED = {"einops==0.8.2"}
 # The pin of examples/own_lock/openvino.lock that the toolchain's lock already has: not installed again.
 FROM_TOOLCHAIN = "numpy==2.4.6"
+FORK_LOCK = "executorch_fork_1_4.lock"  # the team's own build of ExecuTorch 1.4 (WORKSPACE: release_locks)
 
 
 def _pins(path):
@@ -54,6 +58,15 @@ def test_the_openvino_lock_is_the_rules_plus_a_pin_the_toolchain_has():
     assert FROM_TOOLCHAIN in _pins(os.path.join(root, "toolchain/requirements.lock"))
 
 
+def test_the_fork_s_lock_has_the_form_of_a_release_lock():
+    # One hash-pinned executorch wheel of release 1.4, as toolchain/releases/executorch_1_4.lock.
+    root = harness.source_root()
+    (pin,) = _pins(os.path.join(root, OWN_LOCK, FORK_LOCK))
+    (rules,) = _pins(os.path.join(root, "toolchain/releases/executorch_1_4.lock"))
+    assert pin.startswith("executorch==1.4.") and " --hash=sha256:" in pin, pin
+    assert pin == rules, f"{FORK_LOCK} stands in for a fork with PyPI's wheel, the rules' own pin: {rules}"
+
+
 @pytest.fixture(scope="module")
 def own_lock():
     """A copy of the rules plus examples/own_lock, whose venv pip installs from its lock."""
@@ -67,12 +80,13 @@ def test_own_lock_builds_and_tests(own_lock):
     result = own_lock.bazel("test", "//...")
     assert result.code == 0, result.stderr[-6000:]
     assert result.tests_run() == [
+        "ml/patch_classifier_1_4_numerics_test",
         "ml/patch_classifier_numerics_test",
         "ml/patch_classifier_openvino_numerics_test",
         "ml/qwen3_llm_generation_test",
     ], result.stderr[-3000:]
-    assert result.labels("ExecuTorchLower") == ["//ml:patch_classifier_openvino", "//ml:patch_classifier_pte",
-                                                "//ml:qwen3_llm"]
+    assert result.labels("ExecuTorchLower") == ["//ml:patch_classifier_1_4", "//ml:patch_classifier_openvino",
+                                                "//ml:patch_classifier_pte", "//ml:qwen3_llm"]
 
     # The venv was installed from this workspace's lock, not linked to another.
     venv_repo = os.path.join(own_lock.info("output_base"), "external", "torch_export_venv")
@@ -88,3 +102,15 @@ def test_own_lock_builds_and_tests(own_lock):
         backend = set(f.read().splitlines())
     assert "installed openvino==2025.4.1" in backend and f"from the toolchain {FROM_TOOLCHAIN}" in backend, sorted(backend)
     assert not os.path.exists(os.path.join(backend_repo, "site-packages", "numpy")), "numpy was installed again"
+
+
+def test_the_1_4_program_is_lowered_by_the_team_s_own_build(own_lock):
+    # The release's repository is installed from the workspace's lock, not the rules' own.
+    rule = own_lock.bazel("query", "//external:torch_export_executorch_1_4", "--output=build")
+    assert rule.code == 0, rule.stderr[-3000:]
+    assert f'lock = "//:{FORK_LOCK}"' in rule.stdout, rule.stdout
+    manifest_path = os.path.join(own_lock.info("bazel-bin"), "ml", "patch_classifier_1_4.pte.json")
+    with open(manifest_path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    assert manifest["executorch_release"] == {"name": "1.4", "oldest_runtime_measured": "1.4"}
+    assert manifest["toolchain"]["executorch"] == "1.4.1"
