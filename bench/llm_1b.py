@@ -31,6 +31,7 @@ MIN_AVAILABLE_GIB = 14
 RECORDED = {
     ".pte": "197d6c6e39c0f626a9bd4a0f8a922c01be26d770e78b24b599240ebf0a2f13b1",
     ".ptd": "3da01147ae8b4d952e17c1e70d3d279767f97587acd77230d7994162b2d71431",
+    "_ep.pt2": "940803adfb0168c7bdf4bab7d1b6cc30c9ad4cac49cc00785977e086f108b526",
 }
 
 
@@ -78,13 +79,15 @@ def _test_lines(workspace, sampler, server):
     """Runs the generation test; its wall time, peak RSS and the tokens it reports."""
     sampler.phase = "test"
     start = time.time()
-    run = subprocess.run(["./bazelw", "test", "--test_output=all", TEST], cwd=workspace, check=False,
-                         capture_output=True, text=True)
+    run = subprocess.run(["./bazelw", "test", TEST], cwd=workspace, check=False, capture_output=True)
     seconds = time.time() - start
     sampler.phase = "after"
-    report = [line for line in run.stdout.splitlines() if line.startswith("  ")]
-    return [f"{TEST}: {'passed' if run.returncode == 0 else 'FAILED'} in {seconds:.0f} s, peak RSS "
-            f"{_gib(llm_1b_samples.phase_peak(sampler.samples, 'test', server))} (its processes, summed)"] + report
+    log = os.path.join(workspace, "bazel-testlogs", TEST.removeprefix("//").replace(":", "/"), "test.log")
+    with open(log, encoding="utf-8", errors="replace") as f:  # its report: the lines the check prints
+        report = [line.rstrip() for line in f if line.startswith((TEST + ":", "  "))]
+    return run.returncode, [f"{TEST}: {'passed' if run.returncode == 0 else 'FAILED'} in {seconds:.0f} s, peak RSS "
+                            f"{_gib(llm_1b_samples.phase_peak(sampler.samples, 'test', server))} (its processes, "
+                            f"summed)"] + report
 
 
 def main():
@@ -108,12 +111,14 @@ def main():
             print("\n".join(lines), flush=True)
             if build.returncode:
                 raise SystemExit(build.returncode)
-            print("\n".join(_test_lines(workspace, sampler, server)), flush=True)
+            failed, lines = _test_lines(workspace, sampler, server)
+            print("\n".join(lines), flush=True)
     if options.caches:
         print(f"{TARGET}'s outputs through Bazel's caches:", flush=True)
-        print("\n".join(llm_1b_caches.digest_times(workspace, TARGET)), flush=True)
+        print("\n".join(llm_1b_caches.digest_times(workspace, TARGET, options.caches)), flush=True)
         print("\n".join(llm_1b_caches.round_trip(workspace, TARGET, STEM, options.caches,
                                                  lambda: digest_lines(workspace))), flush=True)
+    raise SystemExit(failed)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@ no-op rebuild takes with the server warm and after `bazel shutdown` (when Bazel 
 from nginx as a remote cache (DIR/nginx/cache, tests/e2e/nginx_cache.py), each time with their
 sha256."""
 
+import json
 import os
 import re
 import subprocess
 import time
 
+from bench import critical_path
 from tests.e2e import nginx_cache
 
 # The outputs whose removal makes Bazel fetch the export's and the lowering's results again.
@@ -31,13 +33,23 @@ def _remove_outputs(workspace, stem):
             os.remove(path)
 
 
-def digest_times(workspace, target):
-    """Lines: a no-op rebuild with the server warm, then after `bazel shutdown`."""
-    seconds, _ = timed_build(workspace, target)
-    lines = [f"  no-op rebuild, server warm: {seconds:.1f} s"]
-    subprocess.run(["./bazelw", "shutdown"], cwd=workspace, check=True, capture_output=True)
-    seconds, _ = timed_build(workspace, target)
-    lines.append(f"  no-op rebuild after `bazel shutdown` (Bazel digests the outputs again): {seconds:.1f} s")
+def _execution_seconds(profile):
+    """The execution phase of a build's --profile: in a no-op build, checking the outputs."""
+    with open(profile, encoding="utf-8") as f:
+        _, analysed, done = critical_path._phases(json.load(f)["traceEvents"])
+    return done - analysed
+
+
+def digest_times(workspace, target, cache_dir):
+    """Lines: a no-op rebuild with the server warm, then after `bazel shutdown`, when Bazel has
+    no digests in memory and reads the outputs again; each with its execution phase."""
+    lines = []
+    for name, fresh in (("server warm", False), ("after `bazel shutdown`", True)):
+        if fresh:
+            subprocess.run(["./bazelw", "shutdown"], cwd=workspace, check=True, capture_output=True)
+        profile = os.path.join(cache_dir, "noop.profile.json")
+        seconds, _ = timed_build(workspace, target, "--profile=" + profile)
+        lines.append(f"  no-op rebuild, {name}: {seconds:.1f} s, its execution phase {_execution_seconds(profile):.1f} s")
     return lines
 
 
