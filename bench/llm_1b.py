@@ -79,7 +79,8 @@ def _test_lines(workspace, sampler, server):
     """Runs the generation test; its wall time, peak RSS and the tokens it reports."""
     sampler.phase = "test"
     start = time.time()
-    run = subprocess.run(["./bazelw", "test", TEST], cwd=workspace, check=False, capture_output=True)
+    run = subprocess.run(["./bazelw", "test", "--nocache_test_results", TEST], cwd=workspace, check=False,
+                         capture_output=True)
     seconds = time.time() - start
     sampler.phase = "after"
     log = os.path.join(workspace, "bazel-testlogs", TEST.removeprefix("//").replace(":", "/"), "test.log")

@@ -245,6 +245,8 @@ class GenerationTestConfig(CheckConfig):
                            and label
     arm64_runner           the launcher of the native runner built for aarch64 (qemu), or None
     backend_packages       identity files of the backends' package repositories
+    quantized              {quantize, group_size, embedding_quantize} as the program's export had
+                           them (torch_export's): its eager model is quantized the same way
     """
 
     program: str
@@ -260,6 +262,7 @@ class GenerationTestConfig(CheckConfig):
     ptd: str | None = None
     arm64_runner: str | None = None
     backend_packages: tuple[str, ...] = ()
+    quantized: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
