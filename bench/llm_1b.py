@@ -57,7 +57,8 @@ def digest_lines(workspace):
         if os.path.exists(path):
             with open(path, "rb") as f:
                 digest = hashlib.file_digest(f, "sha256").hexdigest()
-            same = {None: "", digest: ", the recorded one"}.get(RECORDED.get(suffix), f", NOT the recorded {RECORDED.get(suffix)}")
+            recorded = RECORDED.get(suffix)
+            same = {None: "", digest: ", the recorded one"}.get(recorded, f", NOT the recorded {recorded}")
             lines.append(f"  {os.path.basename(path)}: {os.path.getsize(path):,} bytes, sha256 {digest}{same}")
     return lines
 

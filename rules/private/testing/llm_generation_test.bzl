@@ -67,9 +67,9 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
-    against the model's own generation, its stop included. A program exported with quantize or
-    embedding_quantize is compared with its eager model quantized the same way. The LLM runner is ExecuTorch's
-    TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
+    against the model's own generation, its stop included (a program exported with quantize or
+    embedding_quantize: against its eager model quantized the same way). The LLM runner is
+    ExecuTorch's TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
     as an app gives them; the native runner is //native:et_runner --generate. The model's side
     is transformers' generate() for an hf_model (greedy, stopping at its generation config's end
     ids), else the eager model called as the runner calls the program, stopping at the tokenizer's
