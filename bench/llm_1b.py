@@ -9,8 +9,9 @@ generation test's wall time and peak RSS (docs/performance.md, "A billion parame
 Each action runs sandboxed (--config=noworker) so that its process is its own; a thread samples
 the RSS of every process under the Bazel server once a second (bench/llm_1b_samples.py). With
 --worker, each request runs in a child forked from the warm worker, and the bench prints what the
-worker itself holds before its request, while it runs and after it. It refuses to start with less
-than 14 GiB available: the float model alone is about 5 GB.
+worker itself holds before its request, while it runs and after it (only for actions that run:
+an up-to-date build has none). It refuses to start with less than 14 GiB available: the float
+model alone is about 5 GB.
 """
 
 import argparse
