@@ -1,26 +1,39 @@
 """Builds //models/llm:hf_llama_1b_llm (Llama 3.2 1B's shape, manual) and times it: each action's
-wall time and peak RSS, the outputs' sizes and sha256 (docs/performance.md, "A billion parameters").
+wall time and peak RSS, the outputs' sizes and sha256 against the last recorded ones, then its
+generation test's wall time and peak RSS (docs/performance.md, "A billion parameters").
 
     ./bazelw run //bench:llm_1b                 # sandboxed: one process per action
-    ./bazelw run //bench:llm_1b -- --worker     # in the persistent workers (RSS: the worker's)
+    ./bazelw run //bench:llm_1b -- --worker     # in the persistent workers: their RSS before and after
+    ./bazelw run //bench:llm_1b -- --caches DIR # also through the disk cache and nginx, and digest times
 
 Each action runs sandboxed (--config=noworker) so that its process is its own; a thread samples
-the RSS of every exporter process under the Bazel server once a second and keys it by the
-action's params file. It refuses to start with less than 14 GiB available: the float model alone
-is about 5 GB.
+the RSS of every process under the Bazel server once a second (bench/llm_1b_samples.py). With
+--worker, each request runs in a child forked from the warm worker, and the bench prints what the
+worker itself holds before its request, while it runs and after it (only for actions that run:
+an up-to-date build has none). It refuses to start with less than 14 GiB available: the float
+model alone is about 5 GB.
 """
 
 import argparse
+import contextlib
 import hashlib
 import os
 import subprocess
-import threading
 import time
 
-from exporter.tests import worker_harness
+from bench import llm_1b_caches, llm_1b_samples
+from tests.e2e import nginx_cache
 
 TARGET = "//models/llm:hf_llama_1b_llm"
+TEST = "//models/llm:hf_llama_1b_llm_generation_test"
+STEM = "bazel-bin/models/llm/hf_llama_1b_llm"
 MIN_AVAILABLE_GIB = 14
+# The outputs' sha256 as first recorded (2026-11-29, sandboxed): every later build must give them.
+RECORDED = {
+    ".pte": "197d6c6e39c0f626a9bd4a0f8a922c01be26d770e78b24b599240ebf0a2f13b1",
+    ".ptd": "3da01147ae8b4d952e17c1e70d3d279767f97587acd77230d7994162b2d71431",
+    "_ep.pt2": "940803adfb0168c7bdf4bab7d1b6cc30c9ad4cac49cc00785977e086f108b526",
+}
 
 
 def _available_gib():
@@ -29,64 +42,86 @@ def _available_gib():
     return int(fields["MemAvailable"].split()[0]) / 2**20
 
 
-def _sample(pid, command, peaks):
-    """Adds the exporter process pid's RSS to peaks[action] = [peak KiB, first seen, last seen]."""
-    args = command.decode("utf-8", "replace").split("\0")
-    try:
-        with open(f"/proc/{pid}/status", encoding="utf-8") as f:
-            rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
-    except (OSError, StopIteration):
-        return
-    if "exporter/main.py" not in args:
-        return
-    action = next((a.rsplit("/", 1)[-1].removesuffix("-0.params") for a in args if a.endswith(".params")),
-                  "worker " + " ".join(a for a in args if a.startswith("--warm")))
-    now = time.time()
-    peak, first, _ = peaks.get(action, (0, now, now))
-    peaks[action] = [max(peak, rss), first, now]
-
-
-def _watch(server, peaks, done):
-    while not done.is_set():
-        for pid, command in worker_harness.descendants(server).items():
-            _sample(pid, command, peaks)
-        done.wait(1)
+def _gib(kib):
+    return f"{kib / 2**20:.2f} GiB"
 
 
 def _bazel(workspace, *args):
     return subprocess.run(["./bazelw", *args], cwd=workspace, check=True, capture_output=True, text=True).stdout
 
 
-def _report(workspace, peaks, seconds):
-    print(f"{TARGET}: built in {seconds:.0f} s")
-    for action, (peak, first, last) in sorted(peaks.items(), key=lambda item: item[1][1]):
-        print(f"  {action}: peak RSS {peak / 2**20:.2f} GiB, seen for {last - first:.0f} s")
+def digest_lines(workspace):
+    """Each output's size and sha256, and whether it is the recorded one."""
+    lines = []
     for suffix in (".pte", ".ptd", "_ep.pt2"):
-        path = os.path.join(workspace, "bazel-bin/models/llm/hf_llama_1b_llm" + suffix)
+        path = os.path.join(workspace, STEM + suffix)
         if os.path.exists(path):
             with open(path, "rb") as f:
                 digest = hashlib.file_digest(f, "sha256").hexdigest()
-            print(f"  {os.path.basename(path)}: {os.path.getsize(path):,} bytes, sha256 {digest}")
+            recorded = RECORDED.get(suffix)
+            same = {None: "", digest: ", the recorded one"}.get(recorded, f", NOT the recorded {recorded}")
+            lines.append(f"  {os.path.basename(path)}: {os.path.getsize(path):,} bytes, sha256 {digest}{same}")
+    return lines
+
+
+def _build_lines(sampler, server, seconds):
+    lines = [f"{TARGET}: built in {seconds:.0f} s"]
+    for action, (peak, first, last) in sorted(llm_1b_samples.action_peaks(sampler.samples).items(),
+                                              key=lambda item: item[1][1]):
+        lines.append(f"  {action}: peak RSS {_gib(peak)}, seen for {last - first:.0f} s")
+    after = llm_1b_samples.snapshot(server)
+    for name, w in llm_1b_samples.worker_memory(sampler.samples, server, after).items():
+        lines.append(f"  worker {name}: its own RSS {_gib(w['before'])} before its request, at most {_gib(w['during'])} "
+                     f"while it ran, {_gib(w['after'] or 0)} after; the request's process peaked at "
+                     f"{_gib(w['request'])}; {w['left']} processes left below it")
+    return lines
+
+
+def _test_lines(workspace, sampler, server):
+    """Runs the generation test; its wall time, peak RSS and the tokens it reports."""
+    sampler.phase = "test"
+    start = time.time()
+    run = subprocess.run(["./bazelw", "test", "--nocache_test_results", TEST], cwd=workspace, check=False,
+                         capture_output=True)
+    seconds = time.time() - start
+    sampler.phase = "after"
+    log = os.path.join(workspace, "bazel-testlogs", TEST.removeprefix("//").replace(":", "/"), "test.log")
+    with open(log, encoding="utf-8", errors="replace") as f:  # its report: the lines the check prints
+        report = [line.rstrip() for line in f if line.startswith((TEST + ":", "  "))]
+    return run.returncode, [f"{TEST}: {'passed' if run.returncode == 0 else 'FAILED'} in {seconds:.0f} s, peak RSS "
+                            f"{_gib(llm_1b_samples.phase_peak(sampler.samples, 'test', server))} (its processes, "
+                            f"summed)"] + report
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", action="store_true", help="build in the persistent workers")
+    parser.add_argument("--caches", metavar="DIR", help="build through a disk cache and nginx in DIR, then time "
+                        "fetching the outputs back from each and Bazel's digesting of them")
     options = parser.parse_args()
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY", ".")
     if _available_gib() < MIN_AVAILABLE_GIB:
         raise SystemExit(f"llm_1b: {_available_gib():.1f} GiB available, less than {MIN_AVAILABLE_GIB}: not started")
     server = int(_bazel(workspace, "info", "server_pid").strip())
-    peaks, done = {}, threading.Event()
-    watcher = threading.Thread(target=_watch, args=(server, peaks, done), daemon=True)
-    watcher.start()
-    start = time.time()
-    strategy = [] if options.worker else ["--config=noworker"]
-    build = subprocess.run(["./bazelw", "build", *strategy, TARGET], cwd=workspace, check=False)
-    done.set()
-    watcher.join()
-    _report(workspace, peaks, time.time() - start)
-    raise SystemExit(build.returncode)
+    with contextlib.ExitStack() as stack:
+        flags = [] if options.worker else ["--config=noworker"]
+        if options.caches:
+            flags += llm_1b_caches.cache_flags(options.caches, stack.enter_context(nginx_cache.NginxCache(options.caches)))
+        with llm_1b_samples.Sampler(server) as sampler:
+            start = time.time()
+            build = subprocess.run(["./bazelw", "build", *flags, TARGET], cwd=workspace, check=False)
+            lines = _build_lines(sampler, server, time.time() - start) + digest_lines(workspace)
+            print("\n".join(lines), flush=True)
+            if build.returncode:
+                raise SystemExit(build.returncode)
+            failed, lines = _test_lines(workspace, sampler, server)
+            print("\n".join(lines), flush=True)
+    if options.caches:
+        print(f"{TARGET}'s outputs through Bazel's caches:", flush=True)
+        print("\n".join(llm_1b_caches.digest_times(workspace, TARGET, options.caches)), flush=True)
+        print("\n".join(llm_1b_caches.round_trip(workspace, TARGET, STEM, options.caches,
+                                                 lambda: digest_lines(workspace))), flush=True)
+    raise SystemExit(failed)
 
 
 if __name__ == "__main__":

@@ -249,6 +249,8 @@ class GenerationTestConfig(CheckConfig):
                            program was lowered for (core/releases.py); None: the test names none
     executorch_layer       that release's identity.txt, whose packages go first on the import path
                            (core/release_site.py); None for the toolchain's own release
+    quantized              {quantize, group_size, embedding_quantize} as the program's export had
+                           them (torch_export's): its eager model is quantized the same way
     """
 
     program: str
@@ -267,6 +269,7 @@ class GenerationTestConfig(CheckConfig):
     release: str | None = None
     program_release: str | None = None
     executorch_layer: str | None = None
+    quantized: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

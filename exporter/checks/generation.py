@@ -108,24 +108,45 @@ def arm64_line(config, ids, count, expected):
                   f"no tokens/s (emulated)")
 
 
+def quantized_as_exported(module, config):
+    """module, quantized in place as the program's export quantized it: its tables first, then its
+    linears (exporter/actions/export.py's order)."""
+    from exporter.actions import eager_quantize
+
+    schemes = config.quantized
+    if schemes.get("embedding_quantize"):
+        eager_quantize.quantize_embeddings(module, schemes["embedding_quantize"], config.model.label)
+    if schemes.get("quantize"):
+        eager_quantize.apply(module, schemes["quantize"], schemes["group_size"], config.model.label)
+    return module
+
+
+def _quantization_words(schemes):
+    words = ([f"{schemes['quantize']} (group {schemes['group_size']})"] if schemes.get("quantize") else []) + \
+        ([f"embeddings {schemes['embedding_quantize']}"] if schemes.get("embedding_quantize") else [])
+    return f", quantized as the export: {', '.join(words)}" if words else ""
+
+
 def eager_reference(config, tokenizer_eos_ids):
     """(generate(prompt ids, count) -> ids, the end ids it stops at, what it is, for the report):
     transformers' generate() for an hf_model (greedy, its generation config's end ids: where the
     model's own text ends), else the eager model called as the runner calls the program, stopping
-    at the tokenizer's end ids."""
+    at the tokenizer's end ids; either quantized as the program's export was."""
     from exporter.core.model_loader import load_model
 
+    quantized = _quantization_words(config.quantized)
     if config.model.kind == "hf_model":
-        model = load_model(config.model).causal_lm()
+        model = quantized_as_exported(load_model(config.model).causal_lm(), config)
         ends = special_tokens.as_list(model.generation_config.eos_token_id)
 
         def generate(ids, count):
             inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
             return greedy.transformers_tokens(model, inputs, count)
 
-        return generate, ends, f"transformers' generate() of {config.model.label} (greedy, end ids {ends})"
-    return (lambda ids, count: eager_tokens(load_model(config.model), ids, count, tokenizer_eos_ids),  # a fresh cache each
-            tokenizer_eos_ids, f"the eager model {config.model.label}")
+        return generate, ends, f"transformers' generate() of {config.model.label} (greedy, end ids {ends}{quantized})"
+    return (lambda ids, count: eager_tokens(quantized_as_exported(load_model(config.model), config), ids, count,
+                                            tokenizer_eos_ids),  # a fresh cache each
+            tokenizer_eos_ids, f"the eager model {config.model.label}{quantized}")
 
 
 def _context(config):

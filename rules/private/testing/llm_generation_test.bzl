@@ -45,6 +45,9 @@ def _generation_test_impl(ctx):
     )
     if ctx.attr.eos_prompts:  # only then: other tests' configs keep their bytes
         config["eos_prompts"] = ctx.attr.eos_prompts
+    options = program.methods["forward"].options
+    if options.get("quantize") or options.get("embedding_quantize"):  # likewise: the eager model is quantized as the export's
+        config["quantized"] = {key: options[key] for key in ("quantize", "group_size", "embedding_quantize") if options.get(key)}
     if program.backend_packages:  # e.g. a backend's runtime library, for ExecuTorch's LLM runner
         config["backend_packages"] = [f.short_path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
@@ -71,8 +74,9 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
     """Generates greedily in ExecuTorch's runners and compares the tokens with the eager model's.
 
     Each prompt runs in ExecuTorch's LLM runner and in the native runner, token for token
-    against the model's own generation, its stop included. The LLM runner is ExecuTorch's
-    TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
+    against the model's own generation, its stop included (a program exported with quantize or
+    embedding_quantize: against its eager model quantized the same way). The LLM runner is
+    ExecuTorch's TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
     as an app gives them; the native runner is //native:et_runner --generate. The model's side
     is transformers' generate() for an hf_model (greedy, stopping at its generation config's end
     ids), else the eager model called as the runner calls the program, stopping at the tokenizer's
