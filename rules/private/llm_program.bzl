@@ -15,6 +15,9 @@ load(":backends.bzl", "backend_name", "takes_static_shapes_only")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
+# The kernel list of ExecuTorch's LLM operators, which a program with llm_ops calls.
+LLM_OPS_KERNELS = str(Label("//native:llm_ops.yaml"))
+
 def _static_shapes(backends):
     """Whether a backend of `backends` (values, unchecked) takes static shapes only."""
     return takes_static_shapes_only([backend_name(b) for b in backends if backend_name(b) in BACKEND_RECORDS])
@@ -85,7 +88,7 @@ def _runner_spec(name, backends, max_seq_len, common):
         **common
     )
 
-def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, **kwargs):
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, llm_ops = None, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
@@ -118,11 +121,16 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
+      llm_ops: as torch_export's: ExecuTorch's LLM operators in an hf_model's attention,
+        ["sdpa", "kv_cache"] as its export_llm uses them, or None (default; docs/llm.md). With them,
+        kernels adds their list (//native:llm_ops.yaml), and the program runs in the runners that
+        link their kernels: //native:et_runner_llm_ops, the Python runtime and the LLM runner
+        (x86-64 only).
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
-    if embedding_quantize and "kernels" not in kwargs:  # the app links the quantized tables' kernels
-        kwargs["kernels"] = DEFAULT_KERNELS + ["quantized"]
+    if (embedding_quantize or llm_ops) and "kernels" not in kwargs:  # the app links their kernels
+        kwargs["kernels"] = DEFAULT_KERNELS + (["quantized"] if embedding_quantize else []) + ([LLM_OPS_KERNELS] if llm_ops else [])
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
@@ -133,6 +141,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         quantize = quantize,
         group_size = group_size,
         embedding_quantize = embedding_quantize,
+        llm_ops = llm_ops,
         **common
     )
     llm_program_rule(
