@@ -7,6 +7,7 @@ load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identiti
 load("//rules/private:executorch_benchmark.bzl", "DEFAULT_NATIVE_RUNNER", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
 # Where a generation runs: ExecuTorch's LLM runner (TextLLMRunner, through its Python bindings)
@@ -28,6 +29,7 @@ def _generation_test_impl(ctx):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use {} or a part of it".format(runtimes, _RUNTIMES))
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64_runner else []), program.backends)
+    check_llm_ops_runtimes(where, program, ctx.attr.arm64_runner != None, ctx.attr.native_runner.label if "native" in runtimes else None)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     config.update(

@@ -1,5 +1,6 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
+load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS", "NUMERICS_REFERENCES", "PORTABLE_RUNTIMES", "REFERENCE_RUNTIMES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo", "ExportedProgramInfo", "TorchModelInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
@@ -84,6 +85,7 @@ def _check(ctx, where, program, steps):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
+    check_llm_ops_runtimes(where, program, "arm64" in runtimes, ctx.attr.native_runner.label if "native" in runtimes else None)
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
