@@ -83,7 +83,7 @@ def _static_layers(module, ops, label):
     cache = getattr(exportable, "static_cache", None)
     if cache is None:
         raise UserError(f"torch_export {label}: llm_ops = {list(ops)} needs an hf_model with task = "
-                        f"\"text-generation\" (a transformers model over its static cache); this model "
+                        f"\"text-generation\" (a transformers language model over its static cache); this model "
                         f"is {type(module).__name__}; remove llm_ops")
     kinds = sorted({type(layer).__name__ for layer in cache.layers if type(layer) is not StaticLayer})
     if kinds:
