@@ -23,7 +23,7 @@ import tempfile
 import time
 
 PROMPT = "The runner reads the cache"
-ROUNDS, NEW_TOKENS = 7, 24
+ROUNDS, NEW_TOKENS = 41, 24
 # //models/llm:hf_llama's shape (LlamaConfig's defaults for the rest): tiny_lm_runner's width, depth,
 # heads, MLP and vocabulary (models/llm/runner_lm.py), with 2 key-value heads.
 PARAMS = {"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 96, "hidden_dim": 512,
