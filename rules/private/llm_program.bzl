@@ -122,7 +122,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
       llm_ops: as torch_export's: ExecuTorch's LLM operators in an hf_model's attention,
-        ["sdpa", "kv_cache"] as its export_llm uses them, or None (default; docs/llm.md). With them,
+        ["sdpa", "kv_cache"] as its export_llm uses them, or None (default: they decode about 3x as
+        fast and prefill slower, and run on x86-64 only; docs/performance.md). With them,
         kernels adds their list (//native:llm_ops.yaml), and the program runs in the runners that
         link their kernels: //native:et_runner_llm_ops, the Python runtime and the LLM runner
         (x86-64 only).

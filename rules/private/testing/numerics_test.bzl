@@ -1,6 +1,5 @@
 """numerics_test: runs a .pte in the ExecuTorch runtime and its model in eager mode, and compares."""
 
-load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load("//exporter:exporter_facts.bzl", "BACKENDS", "BACKEND_RECORDS", "NUMERICS_REFERENCES", "PORTABLE_RUNTIMES", "REFERENCE_RUNTIMES")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo", "ExportedProgramInfo", "TorchModelInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
@@ -9,6 +8,7 @@ load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_test_attrs")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
