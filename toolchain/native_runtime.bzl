@@ -74,6 +74,33 @@ def link_closure(rctx, python, start, folder, what, skip = []):
         rctx.symlink(found[name], folder + "/" + name)
     return names
 
+# A cc_library of shared libraries linked side by side into one folder (link_closure's).
+_SHARED_LIBRARIES = """
+[cc_import(
+    name = "{prefix}" + str(index),
+    shared_library = "{folder}/" + name,
+) for index, name in enumerate({names})]
+
+cc_library(
+    name = "{name}",
+    deps = {deps} + [":{prefix}" + str(index) for index in range({count})],{compatible}
+)
+"""
+
+def shared_libraries_build(name, folder, names, deps, prefix, compatible_with = None):
+    """BUILD text: cc_library `name` of deps and the libraries `names` in `folder`, each a cc_import.
+
+    Args:
+      name: the library's name.
+      folder: the folder the libraries are in (link_closure's).
+      names: their file names.
+      deps: labels the library also depends on.
+      prefix: the cc_imports' names, before their index.
+      compatible_with: the library's target_compatible_with, or None.
+    """
+    compatible = "\n    target_compatible_with = {},".format(repr(compatible_with)) if compatible_with else ""
+    return _SHARED_LIBRARIES.format(name = name, folder = folder, names = repr(names), deps = repr(deps), prefix = prefix, count = len(names), compatible = compatible)
+
 def native_headers_build(name = "headers"):
     """The cc_library of a wheel's executorch/include, as BUILD text."""
     return _HEADERS.format(name = name)

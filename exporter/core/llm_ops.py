@@ -116,8 +116,6 @@ def apply(module, ops, label):
     attention = [m for m in exportable.model.modules() if hasattr(m, "layer_idx") and hasattr(m, "scaling")]
     for child in attention:  # a plain attribute, not a submodule: the attention reads start_pos from it
         object.__setattr__(child, "kv_layer", layers[child.layer_idx])
-    exportable.model.config._attn_implementation = ATTENTION
-    for config in (getattr(exportable.model.config, "text_config", None),):
-        if config is not None:
-            config._attn_implementation = ATTENTION
+    config = exportable.model.config  # and its text model's, when it has one of its own
+    config._attn_implementation = config.get_text_config()._attn_implementation = ATTENTION
     return {"ops": list(ops), "attention_layers": len(attention), "cache_layers": len(layers)}

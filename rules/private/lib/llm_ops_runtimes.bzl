@@ -7,7 +7,14 @@ load(":releases.bzl", "DEFAULT_NATIVE_RUNNER")
 LLM_OPS_RUNNER = Label("//native:et_runner_llm_ops")
 
 def llm_ops_of(program):
-    """The llm_ops any method of an ExecuTorchProgramInfo was exported with ([] for none)."""
+    """The llm_ops any method of a program was exported with.
+
+    Args:
+      program: the ExecuTorchProgramInfo.
+
+    Returns:
+      The list of their names ([] for none).
+    """
     found = []
     for exported in program.methods.values():
         found += [op for op in exported.options.get("llm_ops", []) if op not in found]

@@ -29,7 +29,7 @@ def _generation_test_impl(ctx):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use {} or a part of it".format(runtimes, _RUNTIMES))
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64_runner else []), program.backends)
-    check_llm_ops_runtimes(where, program, ctx.attr.arm64_runner != None, ctx.attr.native_runner.label if "native" in runtimes else None)
+    check_llm_ops_runtimes(where, program, bool(ctx.attr.arm64_runner), ctx.attr.native_runner.label if "native" in runtimes else None)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     config.update(
