@@ -1,14 +1,16 @@
-"""tiny_lm's 4-bit program from these rules against ExecuTorch's own LLM recipe, export_llm from
-the wheel, in one run and in the same runner (docs/llm.md, "ExecuTorch's LLM operators"):
+"""These rules' 4-bit language models against ExecuTorch's own LLM recipe, export_llm from the
+wheel, in one run and in the same runner (docs/llm.md, "ExecuTorch's LLM operators"):
 
     ./bazelw run //bench:export_llm
 
-export_llm builds its own Llama (examples/models/llama) of tiny_lm's width, depth, heads and
-vocabulary with its defaults for speed: 8da4w, int4 tables, the custom SDPA over its KV cache,
-XNNPACK. Both programs then generate greedily from the same prompt in ExecuTorch's TextLLMRunner,
-interleaved in one process (the first round warms up): prefill tokens per second, the time to the
-first token, decode tokens per second (medians), then each program alone in a fresh process for
-its peak RSS. It prints the ratios (ours / export_llm's).
+export_llm builds its own Llama (examples/models/llama) of //models/llm:hf_llama's shape (tiny_lm's
+width, depth, heads and vocabulary, with 2 key-value heads) with its defaults for speed: 8da4w,
+int4 tables, the custom SDPA over its KV cache, XNNPACK. Ours: tiny_lm_llm_4bit_emb, and
+transformers' Llama of that shape (hf_llama) with and without llm_ops. Every program then
+generates greedily from the same prompt in ExecuTorch's TextLLMRunner, interleaved in one process
+(the first round warms up): prefill tokens per second, the time to the first token, decode tokens
+per second (medians), then each program alone in a fresh process for its peak RSS. It prints each
+of ours against export_llm's as ratios (ours / theirs).
 """
 
 import json
@@ -21,10 +23,11 @@ import tempfile
 import time
 
 PROMPT = "The runner reads the cache"
-ROUNDS, NEW_TOKENS = 7, 24
-# tiny_lm_runner's shape (models/llm/runner_lm.py: dim 128, 4 heads, 2 blocks, MLP 4x, 96 tokens).
-PARAMS = {"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 4, "vocab_size": 96, "hidden_dim": 512,
-          "norm_eps": 1e-05, "rope_theta": 10000.0, "use_scaled_rope": False}
+ROUNDS, NEW_TOKENS = 41, 24
+# //models/llm:hf_llama's shape (LlamaConfig's defaults for the rest): tiny_lm_runner's width, depth,
+# heads, MLP and vocabulary (models/llm/runner_lm.py), with 2 key-value heads.
+PARAMS = {"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 96, "hidden_dim": 512,
+          "norm_eps": 1e-06, "rope_theta": 10000.0, "use_scaled_rope": False}
 
 
 def _export_llm(folder):
@@ -111,18 +114,25 @@ def _print(programs, rounds, tokenizer):
         print(f"{name}: prefill {prefill:,.0f} tok/s, first token {first * 1000:.2f} ms, decode {decode:,.0f} "
               f"tok/s, .pte {rows[name][3]:,} B, peak RSS {peak / 2**20:.0f} MiB, {added / 2**20:.1f} MiB of it "
               f"the program's")
-    ours, theirs = rows.values()
+    theirs = rows.pop("export_llm")
     labels = ("prefill", "first token", "decode", ".pte size", "the program's peak RSS")
-    print("ours / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
+    for name, ours in rows.items():
+        print(f"{name} / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
+
+
+def _label(pte):
+    """//pkg:name of a program's runfiles path, e.g. bench/hf_llama_4bit_emb.pte."""
+    folder, name = os.path.split(pte[:-len(".pte")])
+    return f"//{folder}:{name}"
 
 
 def main():
-    ours = next(arg for arg in sys.argv[1:] if arg.endswith(".pte"))  # the program's files, then the tokenizer
+    ours = {_label(arg): arg for arg in sys.argv[1:] if arg.endswith(".pte")}  # each program's files, then the tokenizer
     tokenizer = sys.argv[-1]
     with tempfile.TemporaryDirectory() as folder:
         theirs, seconds = _export_llm(folder)
         print(f"export_llm: {seconds:.0f} s")
-        programs = {"//models/llm:tiny_lm_llm_4bit_emb": ours, "export_llm": theirs}
+        programs = dict(ours, export_llm=theirs)
         _print(programs, _measure(programs, tokenizer), tokenizer)
     print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 

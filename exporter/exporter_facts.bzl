@@ -99,6 +99,7 @@ CONFIG_DEFAULTS = {
         "quantize": "",
         "group_size": 32,
         "embedding_quantize": "",
+        "llm_ops": [],
     },
     "lower": {
         "backends": [
@@ -539,6 +540,11 @@ IRS = [
 EAGER_QUANTIZE_SCHEMES = [
     "8da4w",
     "8da8w",
+]
+
+LLM_OPS = [
+    "sdpa",
+    "kv_cache",
 ]
 
 SCHEMES = {

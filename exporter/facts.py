@@ -137,7 +137,7 @@ def facts():
     """{Starlark name: value} of everything the rules take from the exporter."""
     from exporter.actions import eager_quantize, quantize, registry, tokenizer
     from exporter.checks import contract
-    from exporter.core import determinism, dtypes, hf_models, kernels, lora, shape_spec
+    from exporter.core import determinism, dtypes, hf_models, kernels, llm_ops, lora, shape_spec
     from exporter.driver import request
 
     return {
@@ -163,6 +163,7 @@ def facts():
         # The values of config fields with a Literal hint, which the rules check at analysis.
         "IRS": allowed(registry.ExportOptions, "ir"),
         "EAGER_QUANTIZE_SCHEMES": list(eager_quantize.SCHEMES),
+        "LLM_OPS": list(llm_ops.OPS),
         "SCHEMES": {name: needs_calibration for name, (_, needs_calibration) in quantize.SCHEMES.items()},
         "WEIGHTS": allowed(registry.LowerConfig, "weights"),
         "KERNEL_LIBRARIES": list(kernels.BUILTIN),

@@ -48,6 +48,9 @@ load(
 # buildifier: disable=bzl-visibility
 # The zoo is this repository's own: it asks the rules' own table where a program runs.
 load("//rules/private:backends.bzl", "reference_runtimes", "runtimes_here")
+
+# buildifier: disable=bzl-visibility
+load("//rules/private/lib:llm_ops_runtimes.bzl", "llm_ops_of")
 load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 # The kinds (rule names) native.existing_rules() reports for what the zoo rule counts: the rules
@@ -95,6 +98,14 @@ def _checked_in(backends):
     reference = [reference_runtimes(name)[0] for name in backends if reference_runtimes(name)]
     return reference[:1]
 
+def _runs_in(program):
+    """_checked_in of a program's backends, without arm64 for a program with llm_ops.
+
+    Their kernels need an aarch64 libtorch there (rules/private/lib/llm_ops_runtimes.bzl).
+    """
+    runtimes = _checked_in(program.backends)
+    return [r for r in runtimes if r != "arm64"] if llm_ops_of(program) else runtimes
+
 def _program_problems(program, runtimes, with_numerics, on_arm64, structured, exempt):
     """What one program lacks of the checks its backends can run here, one sentence each.
 
@@ -128,7 +139,7 @@ def _problems(ctx):
     on_arm64 = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.arm64])
     with_budget = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.budgets])
     structured = _labels([p[ExecuTorchProgramInfo] for p in ctx.attr.structures])
-    runs_in = {str(p[ExecuTorchProgramInfo].label): _checked_in(p[ExecuTorchProgramInfo].backends) for p in ctx.attr.programs}
+    runs_in = {str(p[ExecuTorchProgramInfo].label): _runs_in(p[ExecuTorchProgramInfo]) for p in ctx.attr.programs}
     foundations = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundations])
     with_foundation_budget = _labels([f[FoundationWeightsInfo] for f in ctx.attr.foundation_budgets])
     exempt = {

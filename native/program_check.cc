@@ -81,6 +81,8 @@ std::string library_for(const std::string& what, const std::set<std::string>& na
   std::string lib = ns == "quantized_decomposed" ? "kernels_quantized"
                     : ns == "aten" || ns == "dim_order_ops" ? "kernels_optimized"
                     : what == "XnnpackBackend" ? "backend_xnnpack" : "";
+  if (ns == "llama")  // llm_program's llm_ops: the wheel has them only beside libtorch and libpython
+    return "ExecuTorch's LLM operators (libcustom_ops_aot_lib.so): run it in //native:et_runner_llm_ops";
   if (lib.empty()) return "the library that registers your " + ns + ":: kernels (the ExecuTorch wheel has none)";
   if (lib.rfind("kernels", 0) == 0 && namespaces.count(ns))
     return "a kernel library that has it: " + lib + " is linked and lacks it (a selective build?)";

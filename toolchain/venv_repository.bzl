@@ -1,7 +1,7 @@
 """The repository rule that builds the toolchain's Python venv from requirements.lock."""
 
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
-load(":native_runtime.bzl", "NATIVE_LIBRARIES", "native_headers_build")
+load(":native_runtime.bzl", "NATIVE_LIBRARIES", "link_closure", "native_headers_build", "shared_libraries_build")
 
 _LAUNCHER = """#!/bin/sh
 # Runs the venv's interpreter wherever this repository lies, so that no action names an
@@ -190,6 +190,20 @@ def _link_kernel_lists(rctx):
                 if f.basename.endswith(".yaml"):
                     rctx.symlink(f, "kernel_lists/{}/{}".format(library, f.basename))
 
+# ExecuTorch's LLM operators' kernels (llama::custom_sdpa, llama::update_cache; llm_program's llm_ops).
+# The wheel has them only in extension/llm/custom_ops/libcustom_ops_aot_lib.so, which links libtorch
+# and the Python binding (so libpython): llm_ops/ holds it and every library it needs that is not
+# the system's or lib/'s, side by side. It registers the kernels in libexecutorch.so's registry when
+# it loads. x86-64 only: the aarch64 wheel's copy needs an aarch64 libtorch and libpython.
+def _llm_ops_build(rctx, executorch):
+    """The BUILD text of :llm_ops, after linking its libraries to executorch/llm_ops/ ("" without them)."""
+    library = executorch.get_child("extension").get_child("llm").get_child("custom_ops").get_child("libcustom_ops_aot_lib.so")
+    if not library.exists:
+        return ""
+    skip = ["lib{}.so".format(name) for name in NATIVE_LIBRARIES + ["executorch_backend_openvino"]]
+    names = link_closure(rctx, "venv/bin/python3", library, "executorch/llm_ops", "ExecuTorch's LLM operators", skip)
+    return shared_libraries_build("llm_ops", "llm_ops", names, [":runtime"], prefix = "llm_ops_", compatible_with = ["@platforms//cpu:x86_64"])
+
 def _link_native_runtime(rctx):
     """Links the wheel's include/ and lib/ to executorch/ (a package of this repository)."""
     for version in rctx.path("venv/lib").readdir():
@@ -201,7 +215,7 @@ def _link_native_runtime(rctx):
                 x86_64_headers = native_headers_build("x86_64_headers"),
                 aarch64 = rctx.attr.aarch64_runtime,
                 libraries = repr(NATIVE_LIBRARIES),
-            ))
+            ) + _llm_ops_build(rctx, executorch))
             return
     rctx.file("executorch/BUILD", "# This ExecuTorch wheel ships no native runtime (1.5.1 and later do).\n")
 

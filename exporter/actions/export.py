@@ -145,12 +145,16 @@ def _check_strict(config):
                         f"that exports it ({config.label})")
 
 
-def _quantize_eager(module, options, label):
-    """Quantizes the eager model's embeddings and linears in place, as set; the manifest's records
-    of each (empty when neither is set)."""
+def _transform_eager(module, options, label):
+    """Swaps in ExecuTorch's LLM operators and quantizes the eager model's embeddings and linears in
+    place, as set; the manifest's records of each (empty when none is set)."""
     from exporter.actions import eager_quantize
 
     extra = {}
+    if options.llm_ops:
+        from exporter.core import llm_ops
+
+        extra["llm_ops"] = llm_ops.apply(module, options.llm_ops, label)
     if options.embedding_quantize:  # first, as ExecuTorch's export_llm: the tables are no linears
         extra["embedding_quantization"] = eager_quantize.quantize_embeddings(module, options.embedding_quantize, label)
     if options.quantize:
@@ -162,7 +166,7 @@ def run(config):
     """Runs the action for an ExportConfig."""
     _check_strict(config)
     module = load_model(config.model)
-    extra = _quantize_eager(module, config.options, config.label)
+    extra = _transform_eager(module, config.options, config.label)
     spec = config.spec
     inputs = shape_spec.build_inputs(spec, module.forward, config.spec_label)
     ep = _export(module, inputs, config)

@@ -51,7 +51,7 @@ def load_methods(config, names):
     from one program as an app loads it, every one before the first call (a method's load
     writes the initial value of the buffers it keeps, which its methods share). A program with
     external weights loads its .ptd beside it."""
-    runtime_kernels.register()
+    runtime_kernels.register(config.pte)
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
     with _in_runtime(config, names):

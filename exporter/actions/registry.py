@@ -186,7 +186,7 @@ class ModelConfig(Config):
 class ExportOptions(Config):
     """torch_export's options: strict (TorchDynamo) tracing, the IR, its decompositions, and the
     eager model's weight and embedding quantization before export ("" for none;
-    actions/eager_quantize.py)."""
+    actions/eager_quantize.py), and ExecuTorch's LLM operators in its attention (core/llm_ops.py)."""
 
     strict: bool = False
     ir: IR = "training"
@@ -195,16 +195,19 @@ class ExportOptions(Config):
     quantize: str = ""
     group_size: int = 32
     embedding_quantize: str = ""
+    llm_ops: tuple[str, ...] = ()
 
     def to_json(self):
-        """The manifest's "export" record (quantize and embedding_quantize only when set, so that
-        other manifests keep their bytes)."""
+        """The manifest's "export" record (quantize, embedding_quantize and llm_ops only when set,
+        so that other manifests keep their bytes)."""
         record: dict[str, object] = {"strict": self.strict, "ir": self.ir, "decompose": list(self.decompose),
                                      "keep": list(self.keep)}
         if self.quantize:
             record.update(quantize=self.quantize, group_size=self.group_size)
         if self.embedding_quantize:
             record.update(embedding_quantize=self.embedding_quantize)
+        if self.llm_ops:
+            record.update(llm_ops=list(self.llm_ops))
         return record
 
 

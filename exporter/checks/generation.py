@@ -46,7 +46,7 @@ def runner_pieces(config, prompt, count):
     first and the last)."""
     from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
-    runtime_kernels.register()
+    runtime_kernels.register(config.pte)
     runner = TextLLMRunner(config.pte, config.tokenizer["file"], config.ptd) if config.ptd else \
         TextLLMRunner(config.pte, config.tokenizer["file"])
     settings = GenerationConfig()

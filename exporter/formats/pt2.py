@@ -82,6 +82,7 @@ class UnregisteredOperators(BadFile, RuntimeError):
 _OPERATOR_LIBRARIES = (
     ("torchao.", "torchao.quantization"),
     ("quantized_decomposed.embedding_", "executorch.exir.passes._quant_patterns_and_replacements"),
+    ("llama.", "executorch.extension.llm.custom_ops.custom_ops"),  # llm_ops' custom_sdpa, update_cache
 )
 
 

@@ -15,6 +15,9 @@ load(":backends.bzl", "backend_name", "takes_static_shapes_only")
 load(":shape_spec.bzl", "dim", "shape_spec", "tensor")
 load(":torch_export.bzl", "EXPORT_DEFAULTS", "torch_export")
 
+# The kernel list of ExecuTorch's LLM operators, which a program with llm_ops calls.
+LLM_OPS_KERNELS = str(Label("//native:llm_ops.yaml"))
+
 def _static_shapes(backends):
     """Whether a backend of `backends` (values, unchecked) takes static shapes only."""
     return takes_static_shapes_only([backend_name(b) for b in backends if backend_name(b) in BACKEND_RECORDS])
@@ -57,6 +60,10 @@ llm_program_rule = rule(
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
 )
 
+def _kernels(embedding_quantize, llm_ops):
+    """The app's default kernel libraries: portable, and those of quantized tables and LLM operators."""
+    return DEFAULT_KERNELS + (["quantized"] if embedding_quantize else []) + ([LLM_OPS_KERNELS] if llm_ops else [])
+
 def _check_lengths(name, max_seq_len, max_context_len):
     """max_context_len, defaulted and checked with max_seq_len."""
     where = "llm_program {}: ".format(macro_label(name))
@@ -85,15 +92,15 @@ def _runner_spec(name, backends, max_seq_len, common):
         **common
     )
 
-def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, **kwargs):
+def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, llm_ops = None, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
     The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
     those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
     serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
     declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of
-    static shapes, docs/llm.md), the export
-    (<name>_ep) and the program, whose lowering writes the constant methods the runner reads:
+    static shapes, docs/llm.md), the export (<name>_ep) and the program, whose lowering writes the
+    constant methods the runner reads:
     get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
     get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the
     tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
@@ -108,8 +115,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       tokenizer: the tokenizer target the app loads with the program.
       max_seq_len: the most tokens the runner feeds in one call, plus one (the runner's
         get_max_seq_len); at least 2.
-      max_context_len: the most positions the cache holds (the runner's get_max_context_len);
-        default max_seq_len.
+      max_context_len: the most positions the cache holds (get_max_context_len); default max_seq_len.
       backends: as executorch_program's; default ["xnnpack"].
       strict: as torch_export's.
       quantize: as torch_export's: "8da4w" for int4 weights in groups (with int8 dynamic
@@ -118,11 +124,13 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 3x faster decoding, slower
+        prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
+        the program runs in //native:et_runner_llm_ops, the Python runtime and the LLM runner.
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
-    if embedding_quantize and "kernels" not in kwargs:  # the app links the quantized tables' kernels
-        kwargs["kernels"] = DEFAULT_KERNELS + ["quantized"]
+    kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
@@ -133,6 +141,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         quantize = quantize,
         group_size = group_size,
         embedding_quantize = embedding_quantize,
+        llm_ops = llm_ops,
         **common
     )
     llm_program_rule(

@@ -1,6 +1,6 @@
 """torch_export: runs torch.export on a torch_model with a shape_spec, giving a .pt2."""
 
-load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "IRS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "HF_MODEL_ENTRY", "IRS", "LLM_OPS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
 load("//rules/private/lib:config_entries.bzl", "model_config")
@@ -76,6 +76,29 @@ def _check_embedding_quantize(label, spec):
     if len(parts) != 2 or parts[0] not in ["2", "4", "8"] or not parts[1].isdigit():
         fail(message_prefix("torch_export", label) + "embedding_quantize = {} must be \"<bits>,<group>\" with bits 2, 4 or 8 and a group size (0 for one scale per row), e.g. \"4,32\"".format(repr(spec)))
 
+def check_llm_ops(where, llm_ops):
+    """Fails unless llm_ops names ExecuTorch's LLM operators once each, with "sdpa" for "kv_cache".
+
+    Args:
+      where: the message prefix naming the target.
+      llm_ops: the list to check.
+    """
+    for op in llm_ops:
+        if op not in LLM_OPS:
+            fail(where + "llm_ops has {}; use {} or a part of it".format(repr(op), LLM_OPS))
+        if len([o for o in llm_ops if o == op]) > 1:
+            fail(where + "llm_ops names {} twice; name it once".format(repr(op)))
+    if "kv_cache" in llm_ops and "sdpa" not in llm_ops:
+        fail(where + "llm_ops = {} has \"kv_cache\" without \"sdpa\": the cache in ExecuTorch's layout is read by its custom_sdpa only; add \"sdpa\"".format(llm_ops))
+
+def _llm_ops(ctx, model):
+    """torch_export's llm_ops, checked: ExecuTorch's LLM operators apply to an hf_model's language model."""
+    where = message_prefix("torch_export", ctx.label)
+    check_llm_ops(where, ctx.attr.llm_ops)
+    if model.entry != HF_MODEL_ENTRY or model.init_args.get("task") != "text-generation":
+        fail(where + "llm_ops = {} needs an hf_model with task = \"text-generation\" (a transformers language model over its static cache), and {} is not one; remove llm_ops".format(ctx.attr.llm_ops, model.label))
+    return ctx.attr.llm_ops
+
 def _torch_export_impl(ctx):
     model = ctx.attr.model[TorchModelInfo]
     spec = _shapes(ctx)
@@ -100,6 +123,8 @@ def _torch_export_impl(ctx):
         options["embedding_quantize"] = ctx.attr.embedding_quantize
         tables = "embeddings {}".format(ctx.attr.embedding_quantize)
         quantization = {"quantizer": "torchao (eager, before export)", "scheme": quantization["scheme"] + ", " + tables if quantization else tables}
+    if ctx.attr.llm_ops:  # likewise only then
+        options["llm_ops"] = _llm_ops(ctx, model)
     log = run_exporter(
         ctx,
         command = "export",
@@ -152,6 +177,12 @@ torch_export = rule(
                   "\"4,32\" (bits 2, 4 or 8; group 0 for one scale per row). They run as " +
                   "quantized_decomposed::embedding_<bits>bit, in the runtime's quantized kernels " +
                   "(docs/quantization.md).",
+        ),
+        "llm_ops": attr.string_list(
+            doc = "ExecuTorch's LLM operators in an hf_model language model's attention, as its " +
+                  "export_llm uses them: \"sdpa\" (llama::custom_sdpa reads the KV cache in place) and " +
+                  "\"kv_cache\" (the cache in ExecuTorch's layout, written by llama::update_cache; needs " +
+                  "\"sdpa\"). Their kernels are in the wheel's libcustom_ops_aot_lib.so (docs/llm.md).",
         ),
     }),
     provides = [ExportedProgramInfo],

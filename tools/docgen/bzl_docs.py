@@ -79,6 +79,7 @@ TYPE_HINTS = {
     ("llm_program", "tokenizer"): "label",
     ("llm_program", "quantize"): "string or None",
     ("llm_program", "embedding_quantize"): "string or None",
+    ("llm_program", "llm_ops"): "list of strings or None",
     ("llm_generation_test", "program"): "label",
     ("llm_generation_test", "tokenizer"): "label",
     ("llm_generation_test", "prompts"): "list of strings",

@@ -7,6 +7,7 @@ load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identiti
 load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
@@ -31,6 +32,7 @@ def _generation_test_impl(ctx):
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64 else []), program.backends)
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, ctx.attr.arm64)
+    check_llm_ops_runtimes(where, program, ctx.attr.arm64, ctx.attr.native_runner.label if "native" in runtimes else None)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     release_entries, release_files = release_runtime_config(ctx, program, release)

@@ -8,6 +8,7 @@ load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_test_attrs")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
@@ -84,6 +85,7 @@ def _check(ctx, where, program, steps):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
+    check_llm_ops_runtimes(where, program, "arm64" in runtimes, ctx.attr.native_runner.label if "native" in runtimes else None)
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)

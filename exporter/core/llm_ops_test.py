@@ -1,0 +1,57 @@
+"""llm_ops: ExecuTorch's custom SDPA and KV cache in a transformers language model give its
+outputs, up to the cache's last position; and the one-line refusals."""
+
+import pytest
+import torch
+
+from exporter.core import hf_models, llm_ops
+from exporter.core.errors import UserError
+
+CONFIG = {"model_type": "llama", "vocab_size": 96, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64, "bos_token_id": 0,
+          "eos_token_id": 1}
+CACHE = 16
+
+
+def _runner_model(ops=()):
+    torch.manual_seed(0)
+    model = hf_models.build("text-generation", CONFIG, max_cache_len=CACHE)
+    if ops:
+        llm_ops.apply(model, ops, "//pkg:lm_ep")
+    return model
+
+
+def _calls(model):
+    """The logits of a prompt, then of one token at each position up to the cache's last."""
+    with torch.no_grad():
+        outputs = [model(torch.tensor([[3, 5, 7, 9]]), torch.arange(4))]
+        outputs += [model(torch.tensor([[position]]), torch.tensor([position])) for position in range(4, CACHE)]
+    return outputs
+
+
+@pytest.mark.parametrize("ops", [("sdpa",), ("sdpa", "kv_cache")])
+def test_the_operators_give_the_models_logits(ops):
+    expected, swapped = _calls(_runner_model()), _calls(_runner_model(ops))
+    assert max(float((a - b).abs().max()) for a, b in zip(expected, swapped)) < 1e-5
+
+
+def test_the_cache_takes_executorchs_layout_with_kv_cache():
+    model = _runner_model(("sdpa", "kv_cache"))
+    record = llm_ops.apply(_runner_model(), ("sdpa", "kv_cache"), "//pkg:lm_ep")
+    assert record == {"ops": ["sdpa", "kv_cache"], "attention_layers": 1, "cache_layers": 1}
+    assert model.exportable.key_cache_0.shape == (1, CACHE, 2, 8)  # [batch, position, head, dim]
+
+
+def test_a_model_that_is_no_hf_language_model_fails_in_one_line():
+    with pytest.raises(UserError) as e:
+        llm_ops.apply(torch.nn.Linear(2, 2), ("sdpa",), "//pkg:lm_ep")
+    assert str(e.value) == ("torch_export //pkg:lm_ep: llm_ops = ['sdpa'] needs an hf_model with task = "
+                            "\"text-generation\" (a transformers language model over its static cache); this "
+                            "model is Linear; remove llm_ops")
+
+
+def test_an_attention_argument_custom_sdpa_lacks_fails_in_one_line():
+    with pytest.raises(UserError) as e:
+        llm_ops.custom_sdpa(torch.nn.Identity(), None, None, None, None, softcap=50.0)
+    assert str(e.value) == ("llm_ops = sdpa: Identity passes softcap, which ExecuTorch's custom_sdpa does not "
+                            "take; remove llm_ops for this model")
