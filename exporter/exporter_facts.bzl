@@ -505,7 +505,7 @@ RELEASES = {
         "native": "python_binding",
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
-        "runtimes_blocked": "its Python runtime and native runtime were compiled against torch 2.12's C++ ABI, and PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels with its nvidia packages)",
+        "runtime_lock": "executorch_1_3_runtime",
         "loaded_by": "1.4",
     },
     "1.4": {
@@ -514,7 +514,7 @@ RELEASES = {
         "native": "python_binding",
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
-        "runtimes_blocked": "",
+        "runtime_lock": None,
         "loaded_by": "1.4",
     },
     "1.5": {
@@ -523,7 +523,7 @@ RELEASES = {
         "native": "libraries",
         "arm64": True,
         "why_no_arm64": "",
-        "runtimes_blocked": "",
+        "runtime_lock": None,
         "loaded_by": "1.4",
     },
 }

@@ -642,7 +642,10 @@ class NumericsValuesConfig(ActionConfig, NumericsCases):
 
     model                 ModelConfig of the eager model, or None
     method_programs       a stateful test's MethodConfig of each method it calls
+    runtime_python        the interpreter of the venv the release's Python runtime runs in, when it
+                          needs another torch than the toolchain's (core/runtime_process.py), or None
     """
 
     model: ModelConfig | None = None
     method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)
+    runtime_python: str | None = None
