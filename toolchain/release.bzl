@@ -58,5 +58,8 @@ def executorch_release(name, repository, runtime_repository = None):
             name = name + "_runtimes",
             runtime_python = runtime_repository + "//:python.sh",
             runtime_identity = runtime_repository + "//:identity.txt",
+            # Out of `//...`: building it installs that venv (5 GB for 1.3); the tests that run
+            # the release's runtimes name it.
+            tags = ["manual"],
             **common
         )

@@ -60,7 +60,7 @@ RECORDS = (
                      "an aarch64 libtorch and libpython",
         # Its runtimes need torch 2.12's C++ ABI; PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels).
         runtime_lock="executorch_1_3_runtime",
-        loaded_by="1.4",
+        loaded_by="1.3",
         lowering="pins scikit-learn 1.7.1; finds flatc only through FLATC_EXECUTABLE; its XNNPACK "
                  "partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),
@@ -72,7 +72,7 @@ RECORDS = (
         arm64=False,
         why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
                      "an aarch64 libtorch and libpython",
-        loaded_by="1.4",
+        loaded_by="1.3",
         lowering="its XNNPACK partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),
     Release(
@@ -81,7 +81,7 @@ RECORDS = (
         lock=None,
         native="libraries",
         arm64=True,
-        loaded_by="1.4",
+        loaded_by="1.3",
     ),
 )
 

@@ -16,7 +16,7 @@ load("//tools/ci:tiers.bzl", "NIGHTLY")
 def _suffix(release):
     return release.replace(".", "_")
 
-def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], lowering_only = []):
+def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], nightly_releases = []):
     """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and two test_suites.
 
     Args:
@@ -27,30 +27,30 @@ def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [
         same attributes, which its cells run instead of lowering it again}}.
       releases: the releases, oldest first; each lowers every form and runs every program.
       nightly_forms: the forms whose targets are in the nightly tier only (CONTRIBUTING.md).
-      lowering_only: older releases whose runtimes do not run here (1.3): every form is lowered
-        for them too and run in the runtimes of `releases`, in the nightly tier.
+      nightly_releases: the releases whose programs and runtimes are in the nightly tier only
+        (1.3: its runtimes' venv is gigabytes, which an every-build run must not download).
     """
     tests = {False: [], True: []}
     for form, attrs in forms.items():
         program_attrs = {k: v for k, v in attrs.items() if k not in ("numerics", "default_program")}
-        for release in lowering_only + releases:
-            nightly = form in nightly_forms or release in lowering_only
-            tags = NIGHTLY if nightly else []
+        for release in releases:
+            nightly = form in nightly_forms or release in nightly_releases
             program = "{}_{}".format(form, _suffix(release))
             if release == DEFAULT_RELEASE and "default_program" in attrs:
-                native.alias(name = program, actual = attrs["default_program"], tags = tags or ["manual"])
+                native.alias(name = program, actual = attrs["default_program"], tags = NIGHTLY if nightly else ["manual"])
             else:
-                executorch_program(name = program, release = release, tags = tags or ["manual"], **program_attrs)
+                executorch_program(name = program, release = release, tags = NIGHTLY if nightly else ["manual"], **program_attrs)
             for runtime in releases:
                 test = "{}_in_{}".format(program, _suffix(runtime))
+                cell_nightly = nightly or runtime in nightly_releases
                 numerics_test(
                     name = test,
                     program = ":" + program,
                     release = runtime,
                     any_release_order = True,
-                    tags = tags,
+                    tags = NIGHTLY if cell_nightly else [],
                     **attrs.get("numerics", {})
                 )
-                tests[nightly].append(":" + test)
+                tests[cell_nightly].append(":" + test)
     native.test_suite(name = name, tests = tests[False])
     native.test_suite(name = nightly_suite, tests = tests[True], tags = NIGHTLY)
