@@ -210,6 +210,7 @@ CONFIG_DEFAULTS = {
         "backend_packages": [],
         "model": None,
         "method_programs": {},
+        "runtime_python": None,
     },
 }
 
@@ -506,7 +507,7 @@ RELEASES = {
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
         "runtime_lock": "executorch_1_3_runtime",
-        "loaded_by": "1.4",
+        "loaded_by": "1.3",
     },
     "1.4": {
         "version": "1.4.1",
@@ -515,7 +516,7 @@ RELEASES = {
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
         "runtime_lock": None,
-        "loaded_by": "1.4",
+        "loaded_by": "1.3",
     },
     "1.5": {
         "version": "1.5.1",
@@ -524,7 +525,7 @@ RELEASES = {
         "arm64": True,
         "why_no_arm64": "",
         "runtime_lock": None,
-        "loaded_by": "1.4",
+        "loaded_by": "1.3",
     },
 }
 
