@@ -208,9 +208,9 @@ CONFIG_DEFAULTS = {
             "python",
         ],
         "backend_packages": [],
+        "runtime_python": None,
         "model": None,
         "method_programs": {},
-        "runtime_python": None,
     },
 }
 

@@ -55,7 +55,7 @@ def load_methods(config, names):
     writes the initial value of the buffers it keeps, which its methods share). A program with
     external weights loads its .ptd beside it. A release whose runtime needs another torch runs
     it in its own venv's interpreter (core/runtime_process.py)."""
-    if not _runtime_python(config):
+    if not config.runtime_python:
         runtime_kernels.register()
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
@@ -73,8 +73,8 @@ def _load(config, names):
     """{name: (execute, number of inputs)} from ExecuTorch's Python runtime. Its releases before 1.5
     load a .ptd only through the binding's module (Runtime.load_program has no data_path), whose
     methods share their memory as a program's do."""
-    if _runtime_python(config):
-        child = runtime_process.ChildRuntime(_runtime_python(config))
+    if config.runtime_python:
+        child = runtime_process.ChildRuntime(config.runtime_python)
         _CHILDREN.append(child)
         inputs = child.load(config.pte, config.ptd, names)
         return {name: (functools.partial(child.call, name), inputs[name]) for name in names}
@@ -90,11 +90,6 @@ def _load(config, names):
     program = runtime.load_program(config.pte, **({"data_path": config.ptd} if config.ptd else {}))
     methods = {name: program.load_method(name) for name in names}
     return {name: (method.execute, method.metadata.num_inputs()) for name, method in methods.items()}
-
-
-def _runtime_python(config):
-    """The interpreter of the release's runtime venv (only an action's config names one), or None."""
-    return getattr(config, "runtime_python", None)
 
 
 def _in_runtime(config, names):

@@ -613,6 +613,8 @@ class NumericsCases(Config):
     runtimes              where the program runs: "python" among them runs the Python runtime
     backend_packages      the identity files of the program's backend package repositories
                           (core/backend_site.py): a backend's runtime library or reference runtime
+    runtime_python        the interpreter of the venv the release's Python runtime runs in, when it
+                          needs another torch than the toolchain's (core/runtime_process.py), or None
     """
 
     pte: str
@@ -630,6 +632,7 @@ class NumericsCases(Config):
     steps: tuple[dict, ...] = ()
     runtimes: tuple[str, ...] = ("python",)
     backend_packages: tuple[str, ...] = ()
+    runtime_python: str | None = None
 
 
 @action("numerics_values", "NumericsValues", worker="export")
@@ -642,10 +645,7 @@ class NumericsValuesConfig(ActionConfig, NumericsCases):
 
     model                 ModelConfig of the eager model, or None
     method_programs       a stateful test's MethodConfig of each method it calls
-    runtime_python        the interpreter of the venv the release's Python runtime runs in, when it
-                          needs another torch than the toolchain's (core/runtime_process.py), or None
     """
 
     model: ModelConfig | None = None
     method_programs: dict[str, MethodConfig] = dataclasses.field(default_factory=dict)
-    runtime_python: str | None = None

@@ -23,15 +23,17 @@ class ChildRuntime:
 
     def __init__(self, python):
         self.folder = tempfile.mkdtemp(prefix="runtime_process_")
-        self.log = open(os.path.join(self.folder, "stderr.txt"), "w+", encoding="utf-8")  # noqa: SIM115
+        self.log = open(os.path.join(self.folder, "stderr.txt"), "w+", encoding="utf-8")
         self.process = subprocess.Popen([python, "-I", os.path.abspath(__file__)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.log, text=True)
+        assert self.process.stdin and self.process.stdout  # both are pipes
+        self.requests, self.replies = self.process.stdin, self.process.stdout
         self.calls = 0
 
     def _ask(self, request):
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
+        self.requests.write(json.dumps(request) + "\n")
+        self.requests.flush()
+        line = self.replies.readline()
         if not line:
             self.log.seek(0)
             tail = " | ".join(self.log.read().strip().splitlines()[-3:])
@@ -57,7 +59,7 @@ class ChildRuntime:
 
     def close(self):
         if self.process.poll() is None:
-            self.process.stdin.close()
+            self.requests.close()
             self.process.wait()
         self.log.close()
         for name in os.listdir(self.folder):
@@ -89,6 +91,7 @@ def _serve(requests, reply):
     methods = {}
     for line in requests:
         request = json.loads(line)
+        answer: dict[str, object]
         try:
             if "load" in request:
                 methods = _load(request)

@@ -35,11 +35,12 @@ def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [
         program_attrs = {k: v for k, v in attrs.items() if k not in ("numerics", "default_program")}
         for release in releases:
             nightly = form in nightly_forms or release in nightly_releases
+            tags = NIGHTLY if nightly else []
             program = "{}_{}".format(form, _suffix(release))
             if release == DEFAULT_RELEASE and "default_program" in attrs:
-                native.alias(name = program, actual = attrs["default_program"], tags = NIGHTLY if nightly else ["manual"])
+                native.alias(name = program, actual = attrs["default_program"], tags = tags or ["manual"])
             else:
-                executorch_program(name = program, release = release, tags = NIGHTLY if nightly else ["manual"], **program_attrs)
+                executorch_program(name = program, release = release, tags = tags or ["manual"], **program_attrs)
             for runtime in releases:
                 test = "{}_in_{}".format(program, _suffix(runtime))
                 cell_nightly = nightly or runtime in nightly_releases
