@@ -24,8 +24,15 @@ def release_label(name):
     return Label("//toolchain/releases:" + name)
 
 def runtimes_label(name):
-    """The target of a release's runtimes (release_label's, or <release>_runtimes when they run in a
-    venv of their own: toolchain/release.bzl), or None for the default release."""
+    """The target of a release's runtimes, which a test that runs them depends on.
+
+    Args:
+      name: the release, e.g. "1.3".
+
+    Returns:
+      release_label(name), or //toolchain/releases:<release>_runtimes when the release's runtimes
+      run in a venv of their own (toolchain/release.bzl); None for the default release.
+    """
     label = release_label(name)
     if not label or not RELEASES[name]["runtime_lock"]:
         return label
