@@ -209,6 +209,7 @@ CONFIG_DEFAULTS = {
             "python",
         ],
         "backend_packages": [],
+        "runtime_python": None,
         "model": None,
         "method_programs": {},
     },
@@ -506,8 +507,8 @@ RELEASES = {
         "native": "python_binding",
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
-        "runtimes_blocked": "its Python runtime and native runtime were compiled against torch 2.12's C++ ABI, and PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels with its nvidia packages)",
-        "loaded_by": "1.4",
+        "runtime_lock": "executorch_1_3_runtime",
+        "loaded_by": "1.3",
     },
     "1.4": {
         "version": "1.4.1",
@@ -515,8 +516,8 @@ RELEASES = {
         "native": "python_binding",
         "arm64": False,
         "why_no_arm64": "its aarch64 wheel ships the runtime only inside its Python binding, which links an aarch64 libtorch and libpython",
-        "runtimes_blocked": "",
-        "loaded_by": "1.4",
+        "runtime_lock": None,
+        "loaded_by": "1.3",
     },
     "1.5": {
         "version": "1.5.1",
@@ -524,8 +525,8 @@ RELEASES = {
         "native": "libraries",
         "arm64": True,
         "why_no_arm64": "",
-        "runtimes_blocked": "",
-        "loaded_by": "1.4",
+        "runtime_lock": None,
+        "loaded_by": "1.3",
     },
 }
 

@@ -28,7 +28,7 @@ LOCK_BZL = "exporter/lock_facts.bzl"
 # {file: (who loads it, the facts it holds)}; exporter_facts.bzl holds every other fact.
 OWN_FILES = {
     REPOSITORY_BZL: ("the toolchain's repository rules", ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")),
-    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS")),
+    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")),
 }
 REPOSITORY_FACTS = OWN_FILES[REPOSITORY_BZL][1]
 
@@ -124,12 +124,15 @@ def release_tables():
     return {
         # The releases a program may name (executorch_program's release), oldest first, and the default.
         "RELEASES": {r.name: {"version": r.version, "lock": r.lock, "native": r.native, "arm64": r.arm64,
-                              "why_no_arm64": r.why_no_arm64, "runtimes_blocked": r.runtimes_blocked,
+                              "why_no_arm64": r.why_no_arm64, "runtime_lock": r.runtime_lock,
                               "loaded_by": r.loaded_by} for r in releases.RECORDS},
         "DEFAULT_RELEASE": releases.DEFAULT,
         # lock -> the release whose packages it pins (toolchain/releases/<lock>.lock), each a repository
         # fetched only when a target names the release (toolchain/release_repository.bzl).
         "RELEASE_LOCKS": {r.lock: r.name for r in releases.RECORDS if r.lock},
+        # runtime_lock -> the release whose runtimes it installs in a venv of their own (toolchain/
+        # runtime_venv_repository.bzl), fetched only when a target runs a program in them.
+        "RUNTIME_LOCKS": {r.runtime_lock: r.name for r in releases.RECORDS if r.runtime_lock},
     }
 
 

@@ -20,3 +20,7 @@ RELEASE_LOCKS = {
     "executorch_1_3": "1.3",
     "executorch_1_4": "1.4",
 }
+
+RUNTIME_LOCKS = {
+    "executorch_1_3_runtime": "1.3",
+}

@@ -13,13 +13,14 @@ load("//rules:defs.bzl", "EXECUTORCH_COPTS")
 _SOURCES = ["etvals.cc", "program_check.cc", "supervisor.cc", "program_module.cc"]
 _HEADERS = ["etvals.h", "program_check.h", "supervisor.h", "program_module.h"]
 
-def release_runner(name, version, repository):
+def release_runner(name, version, repository, tags = []):
     """Declares the native runner `name` (//native:et_runner_<major>_<minor>) of a release.
 
     Args:
       name: the runner's name; its libraries are <name>_lib and <name>_main.
       version: its version, for the message of a missing kernel library.
       repository: the repository of its native runtime, e.g. "@torch_export_executorch_1_4".
+      tags: the targets' tags, e.g. the nightly tier's for a runtime whose venv is gigabytes.
     """
     native.cc_library(
         name = name + "_lib",
@@ -30,6 +31,7 @@ def release_runner(name, version, repository):
         local_defines = ["ET_LIBS_PREFIX=\"\\\"the runner of a release whose wheel ships it (ExecuTorch {} has its kernels only inside its Python binding), e.g. @torch_export_venv//executorch:\\\"\"".format(version)],
         deps = [repository + "//executorch:runtime"],
         target_compatible_with = ["@platforms//cpu:x86_64"],
+        tags = tags,
     )
     native.cc_library(
         name = name + "_main",
@@ -39,10 +41,12 @@ def release_runner(name, version, repository):
         deps = [":" + name + "_lib"],
         alwayslink = True,
         target_compatible_with = ["@platforms//cpu:x86_64"],
+        tags = tags,
     )
     native.cc_binary(
         name = name,
         deps = [":" + name + "_main"],
         target_compatible_with = ["@platforms//cpu:x86_64"],
+        tags = tags,
         visibility = ["//visibility:public"],
     )

@@ -85,6 +85,8 @@ ExecuTorchReleaseInfo = provider(
         "identity": "File: its identity.txt, the toolchain's identity with the release's versions in place; an action's config names it.",
         "packages": "list of Files: the package tree an action that imports the release declares (identity.txt among them).",
         "kernel_lists": "dict of kernel library name to the list of its kernel list Files (functions.yaml format).",
+        "runtime_python": "File: the python.sh of the venv its runtimes run in when they need another torch than the toolchain's (1.3's), or None.",
+        "runtime_identity": "File: that venv's identity.txt, or None.",
     },
 )
 
@@ -323,6 +325,8 @@ _EXECU_TORCH_RELEASE_CHECKS = {
     "identity": _type("File"),
     "packages": _type("list"),
     "kernel_lists": _type("dict"),
+    "runtime_python": _type("File", "NoneType"),
+    "runtime_identity": _type("File", "NoneType"),
 }
 
 def executorch_release_info(**fields):

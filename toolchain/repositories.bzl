@@ -1,11 +1,12 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
-load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS")
+load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
 load(":release_repository.bzl", "executorch_release_repository")
+load(":runtime_venv_repository.bzl", "runtime_venv_repository")
 load(":valgrind_repository.bzl", "valgrind_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
@@ -71,6 +72,16 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         venv = name,
         repository_rule = executorch_release_repository,
     )
+
+    # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
+    # venv of their own, torch_export_<runtime_lock>, fetched only when a target runs them.
+    for lock, release in RUNTIME_LOCKS.items():
+        if not native.existing_rule("torch_export_" + lock):
+            runtime_venv_repository(
+                name = "torch_export_" + lock,
+                lock = Label("//toolchain/releases:{}.lock".format(lock)),
+                release = release,
+            )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")
     if not native.existing_rule("valgrind"):

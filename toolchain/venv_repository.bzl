@@ -3,14 +3,14 @@
 load("//exporter:repository_facts.bzl", "KERNEL_LIBRARIES")
 load(":native_runtime.bzl", "NATIVE_LIBRARIES", "link_closure", "native_headers_build", "shared_libraries_build")
 
-_LAUNCHER = """#!/bin/sh
+LAUNCHER = """#!/bin/sh
 # Runs the venv's interpreter wherever this repository lies, so that no action names an
 # absolute path of this machine.
 exec "$(dirname "$(readlink -f "$0")")/venv/bin/python3" "$@"
 """
 
 # Prints the environment's identity: the Python version and every installed distribution.
-_IDENTITY_SCRIPT = """
+IDENTITY_SCRIPT = """
 import importlib.metadata, platform, sys
 print("python " + platform.python_version() + " " + sys.implementation.cache_tag)
 print("machine " + platform.machine())
@@ -232,8 +232,8 @@ def _torch_venv_repository_impl(rctx):
         rctx.report_progress("creating the venv")
         _run(rctx, [python, "-m", "venv", "venv"], "python3 -m venv")
         _pip_install(rctx, lock)
-    rctx.file("python.sh", _LAUNCHER, executable = True)
-    identity = _run(rctx, ["venv/bin/python3", "-I", "-c", _IDENTITY_SCRIPT], "reading the venv's identity")
+    rctx.file("python.sh", LAUNCHER, executable = True)
+    identity = _run(rctx, ["venv/bin/python3", "-I", "-c", IDENTITY_SCRIPT], "reading the venv's identity")
     rctx.file("identity.txt", identity)
     _link_kernel_lists(rctx)
     _link_native_runtime(rctx)

@@ -21,9 +21,12 @@ import json
 
 import torch
 
-from exporter.core import backend_site, output_tree, phases, runtime_errors, runtime_kernels, shape_spec
+from exporter.core import backend_site, output_tree, phases, runtime_errors, runtime_kernels, runtime_process, shape_spec
 from exporter.core.case_inputs import cases, full_sizes, make_inputs, runtime_inputs
 from exporter.formats import case_values, pt2, pte_inspect, value_file
+
+# The runtime processes of the request being computed (core/runtime_process.py), ended after it.
+_CHILDREN: list[runtime_process.ChildRuntime] = []
 
 
 def to_values(outputs):
@@ -50,8 +53,10 @@ def load_methods(config, names):
     """{name: (execute(inputs) -> outputs, number of inputs)} of the program's methods, loaded
     from one program as an app loads it, every one before the first call (a method's load
     writes the initial value of the buffers it keeps, which its methods share). A program with
-    external weights loads its .ptd beside it."""
-    runtime_kernels.register(config.pte)
+    external weights loads its .ptd beside it. A release whose runtime needs another torch runs
+    it in its own venv's interpreter (core/runtime_process.py)."""
+    if not config.runtime_python:
+        runtime_kernels.register(config.pte)
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
     with _in_runtime(config, names):
@@ -78,6 +83,11 @@ def _load(config, names):
     """{name: (execute, number of inputs)} from ExecuTorch's Python runtime. Its releases before 1.5
     load a .ptd only through the binding's module (Runtime.load_program has no data_path), whose
     methods share their memory as a program's do."""
+    if config.runtime_python:
+        child = runtime_process.ChildRuntime(config.runtime_python)
+        _CHILDREN.append(child)
+        inputs = child.load(config.pte, config.ptd, names)
+        return {name: (functools.partial(child.call, name), inputs[name]) for name in names}
     from executorch.runtime import Runtime
 
     runtime = Runtime.get()
@@ -235,6 +245,9 @@ def compute(config):
         return case_values.CaseValues(error=str(e), runtime=e.version, refused=e.reason)
     except ValueError as e:
         return case_values.CaseValues(error=str(e))
+    finally:
+        while _CHILDREN:
+            _CHILDREN.pop().close()
     names = output_tree.program_names(prepared.ep) if prepared.ep is not None else None
     runtime = importlib.metadata.version("executorch") if "python" in config.runtimes else None
     return case_values.CaseValues(prepared.reference_name, calls, prepared.inputs, prepared.arm64_cases,

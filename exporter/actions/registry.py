@@ -616,6 +616,8 @@ class NumericsCases(Config):
     runtimes              where the program runs: "python" among them runs the Python runtime
     backend_packages      the identity files of the program's backend package repositories
                           (core/backend_site.py): a backend's runtime library or reference runtime
+    runtime_python        the interpreter of the venv the release's Python runtime runs in, when it
+                          needs another torch than the toolchain's (core/runtime_process.py), or None
     """
 
     pte: str
@@ -633,6 +635,7 @@ class NumericsCases(Config):
     steps: tuple[dict, ...] = ()
     runtimes: tuple[str, ...] = ("python",)
     backend_packages: tuple[str, ...] = ()
+    runtime_python: str | None = None
 
 
 @action("numerics_values", "NumericsValues", worker="export")

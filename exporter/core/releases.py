@@ -29,8 +29,10 @@ class Release:
                extension/module, the data loaders, .ptd maps or ETDump, which its wheel lacks)
     arm64      whether the native runner builds for arm64 (the release's aarch64 wheel ships
                libraries); why_no_arm64 says why not, for the analysis error
-    runtimes_blocked  why its runtimes do not run here ("" when they do): a test that names the
-               release fails at analysis with it, and tests its programs in a newer release's
+    runtime_lock   toolchain/releases/<runtime_lock>.lock, a whole venv for its runtimes, or None when
+               they run on the toolchain's torch: its Python binding was compiled against another
+               torch's C++ ABI (toolchain/runtime_venv_repository.bzl; fetched only by the targets
+               that run a program in its runtimes)
     loaded_by  the oldest release whose runtimes loaded and ran its programs of every form the
                compatibility matrix holds (measured; docs/compatibility.md)
     lowering   what its lowering differs in, for docs and messages
@@ -42,7 +44,7 @@ class Release:
     native: Literal["libraries", "python_binding"]
     arm64: bool
     why_no_arm64: str = ""
-    runtimes_blocked: str = ""
+    runtime_lock: str | None = None
     loaded_by: str
     lowering: str = ""
 
@@ -56,9 +58,9 @@ RECORDS = (
         arm64=False,
         why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
                      "an aarch64 libtorch and libpython",
-        runtimes_blocked="its Python runtime and native runtime were compiled against torch 2.12's C++ ABI, "
-                         "and PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels with its nvidia packages)",
-        loaded_by="1.4",
+        # Its runtimes need torch 2.12's C++ ABI; PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels).
+        runtime_lock="executorch_1_3_runtime",
+        loaded_by="1.3",
         lowering="pins scikit-learn 1.7.1; finds flatc only through FLATC_EXECUTABLE; its XNNPACK "
                  "partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),
@@ -70,7 +72,7 @@ RECORDS = (
         arm64=False,
         why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
                      "an aarch64 libtorch and libpython",
-        loaded_by="1.4",
+        loaded_by="1.3",
         lowering="its XNNPACK partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),
     Release(
@@ -79,7 +81,7 @@ RECORDS = (
         lock=None,
         native="libraries",
         arm64=True,
-        loaded_by="1.4",
+        loaded_by="1.3",
     ),
 )
 

@@ -3,7 +3,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
-load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "check_toolchain_runtimes", "release_runtime_config", "release_test_attrs", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
@@ -78,6 +78,7 @@ def _release_arguments(ctx, where, program):
     """(benchmark.py's arguments naming the release whose runtimes time the program, its Files)."""
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, Arm64BinaryInfo in ctx.attr.native_runner)
+    check_toolchain_runtimes(where, release)
     entries, files = release_runtime_config(ctx, program, release)
     if not entries:
         return [], []

@@ -14,7 +14,7 @@ load("//rules:defs.bzl", "executorch_program", "foundation_weights", "llm_progra
 load("//tools/ci:tiers.bzl", "NIGHTLY")
 
 # The keys of a form that are not its lowering's attributes.
-_FORM_KEYS = ("lower", "test", "test_attrs", "default_program", "every_build")
+_FORM_KEYS = ("lower", "test", "test_attrs", "default_program", "every_build", "runtime_releases")
 
 def _suffix(release):
     return release.replace(".", "_")
@@ -54,7 +54,7 @@ def _program(form, attrs, release, tags):
         lower(name = program, release = release, tags = tags or ["manual"], **{k: v for k, v in attrs.items() if k not in _FORM_KEYS})
     return program
 
-def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], lowering_only = []):
+def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [], nightly_releases = []):
     """Declares <form>_<R> per form and release, its cells <form>_<R>_in_<R'>, and the test_suites.
 
     The suites: `name` and `nightly_suite` (the tiers), and <form> (the form's every cell, run
@@ -71,23 +71,24 @@ def compatibility_matrix(name, nightly_suite, forms, releases, nightly_forms = [
           attributes;
         "default_program": a program of the default release that a test already builds from the
           same attributes, which its cells run instead of lowering it again;
-        "every_build": for a form of nightly_forms, the cells [(R, R')] in every build}}.
+        "every_build": for a form of nightly_forms, the cells [(R, R')] in every build;
+        "runtime_releases": the releases whose runtimes run its programs (default `releases`)}}.
       releases: the releases, oldest first; each lowers every form and runs every program.
       nightly_forms: the forms whose targets are in the nightly tier only (CONTRIBUTING.md), but
         for their every_build cells.
-      lowering_only: older releases whose runtimes do not run here (1.3): every form is lowered
-        for them too and run in the runtimes of `releases`, in the nightly tier.
+      nightly_releases: the releases whose programs and runtimes are in the nightly tier only
+        (1.3: its runtimes' venv is gigabytes, which an every-build run must not download).
     """
     tests = {False: [], True: []}
     for form, attrs in forms.items():
         cells = []
         every_build = attrs.get("every_build", [])
-        for release in lowering_only + releases:
-            form_nightly = form in nightly_forms or release in lowering_only
+        for release in releases:
+            form_nightly = form in nightly_forms or release in nightly_releases
             lowered_nightly = form_nightly and not [cell for cell in every_build if cell[0] == release]
             program = _program(form, attrs, release, NIGHTLY if lowered_nightly else [])
-            for runtime in releases:
-                nightly = form_nightly and (release, runtime) not in every_build
+            for runtime in attrs.get("runtime_releases", releases):
+                nightly = (form_nightly and (release, runtime) not in every_build) or runtime in nightly_releases
                 test = "{}_in_{}".format(program, _suffix(runtime))
                 attrs.get("test", numerics_test)(
                     name = test,

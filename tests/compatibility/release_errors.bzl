@@ -2,8 +2,7 @@
 
 numerics_test, llm_generation_test and executorch_benchmark share the checks
 (rules/private/lib/releases.bzl), so each gets the same rows: an older runtime for a newer program
-(both named), a release's program tested without naming a release, a release whose runtimes are
-not here, a release the records do not have, and arm64 for a release without an arm64 runner.
+(both named), a release's program tested without naming a release, a release the records do not have, and arm64 for a release without an arm64 runner.
 """
 
 def release_errors(prefix, programs, arm64, attrs = {}):
@@ -28,11 +27,6 @@ def release_errors(prefix, programs, arm64, attrs = {}):
         ]),
         "release_program_no_release": ({"program": old}, [
             "program {} is lowered for ExecuTorch 1.4 (1.4.1); set release = \"1.4\"".format(old_label),
-        ]),
-        "runtimes_not_here": ({"program": old, "release": "1.3"}, [
-            "release = \"1.3\": the runtimes of ExecuTorch 1.3 (1.3.1) do not run here",
-            "torch 2.12",
-            "test the program with release = \"1.4\"",
         ]),
         "arm64_without_runner": (dict(arm64, program = old, release = "1.4"), [
             "ExecuTorch 1.4 (1.4.1)'s native runner has no arm64 build",

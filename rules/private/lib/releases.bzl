@@ -23,6 +23,21 @@ def release_label(name):
         return None
     return Label("//toolchain/releases:" + name)
 
+def runtimes_label(name):
+    """The target of a release's runtimes, which a test that runs them depends on.
+
+    Args:
+      name: the release, e.g. "1.3".
+
+    Returns:
+      release_label(name), or //toolchain/releases:<release>_runtimes when the release's runtimes
+      run in a venv of their own (toolchain/release.bzl); None for the default release.
+    """
+    label = release_label(name)
+    if not label or not RELEASES[name]["runtime_lock"]:
+        return label
+    return Label("//toolchain/releases:{}_runtimes".format(name))
+
 def check_release(where, name):
     """Fails, naming the target, unless `name` is a release of the records."""
     if name not in RELEASES:
@@ -36,13 +51,9 @@ def release_text(name):
     """"ExecuTorch 1.4 (1.4.1)", for messages."""
     return "ExecuTorch {} ({})".format(name, RELEASES[name]["version"])
 
-def _runtime_label(name):
-    """release_label of a release whose runtimes run here, or None (check_test_release says why)."""
-    return None if RELEASES.get(name, {}).get("runtimes_blocked") else release_label(name)
-
 def native_runner_label(name):
     """The native runner of a release other than the default (//native:et_runner_<major>_<minor>), or None."""
-    if not _runtime_label(name):
+    if not release_label(name):
         return None
     return Label("//native:et_runner_" + name.replace(".", "_"))
 
@@ -68,17 +79,18 @@ def check_test_release(where, program, given, any_order = False):
     """
     check_release(where, given or DEFAULT_RELEASE)
     runtime = given or DEFAULT_RELEASE
-    if RELEASES[runtime]["runtimes_blocked"]:
-        fail(where + "release = \"{}\": the runtimes of {} do not run here: {}; test the program with release = \"{}\", whose runtimes load it (docs/compatibility.md)".format(runtime, release_text(runtime), RELEASES[runtime]["runtimes_blocked"], _oldest_runnable(runtime)))
     if newer_than(program.release, runtime) and not any_order:
         fail(where + "program {} is lowered for {}, newer than the runtimes of {} this test runs it in: ExecuTorch promises only that a runtime loads programs of its own release or older ones; lower it with release = \"{}\", or test it with release = \"{}\"".format(program.label, release_text(program.release), release_text(runtime), runtime, program.release))
     if not given and program.release != DEFAULT_RELEASE:
-        fail(where + "program {} is lowered for {}; set release = \"{}\" to run it in that release's runtimes (or release = \"{}\" for the default's, which load it too)".format(program.label, release_text(program.release), _oldest_runnable(program.release), DEFAULT_RELEASE))
+        fail(where + "program {} is lowered for {}; set release = \"{}\" to run it in that release's runtimes (or release = \"{}\" for the default's, which load it too)".format(program.label, release_text(program.release), program.release, DEFAULT_RELEASE))
     return runtime
 
-def _oldest_runnable(release):
-    """The oldest release at least as new as `release` whose runtimes run here."""
-    return [r for r in RELEASE_NAMES if not newer_than(release, r) and not RELEASES[r]["runtimes_blocked"]][0]
+def check_toolchain_runtimes(where, runtime):
+    """Fails for a release whose runtimes run in a venv of their own (its runtime_lock: 1.3's, on
+    another torch), in a test that runs ExecuTorch in the toolchain's process: only numerics_test
+    hands a program's calls to that venv so far."""
+    if runtime and RELEASES[runtime]["runtime_lock"]:
+        fail(where + "release = \"{}\": {}'s runtimes run in a venv of their own (another torch), which only numerics_test runs programs in so far; use numerics_test(release = \"{}\") for it, or test the program with release = \"{}\" (docs/compatibility.md)".format(runtime, release_text(runtime), runtime, RELEASE_NAMES[RELEASE_NAMES.index(runtime) + 1]))
 
 def check_arm64_release(where, runtime, arm64):
     """Fails when an arm64 run is asked of a release whose native runner has no arm64 build."""
@@ -113,7 +125,7 @@ def release_test_attrs(release, runtimes, native_runner, kwargs):
     arm64 = bool(runtimes) and "arm64" in runtimes and name in RELEASES and RELEASES[name]["arm64"]
     return {
         "release_name": release or "",
-        "release": _runtime_label(release),
+        "release": runtimes_label(release),
         "any_release_order": kwargs.pop("any_release_order", False),
         "native_runner": runner,
         "arm64_runner": (runner or DEFAULT_NATIVE_RUNNER) if arm64 else None,

@@ -85,6 +85,9 @@ def numerics_values(ctx, program, method, steps, release = None):
     if program.backend_packages:  # e.g. a backend's runtime library, for the Python runtime
         config["backend_packages"] = [f.path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
+    if release and release.runtime_python:  # its Python runtime runs in a venv of its own
+        config["runtime_python"] = release.runtime_python.path
+        files = files + [release.runtime_python, release.runtime_identity]
     values = ctx.actions.declare_file(ctx.label.name + ".values.json")
     data = ctx.actions.declare_file(ctx.label.name + ".values.etvals")
     run_exporter(
