@@ -120,9 +120,9 @@ def test_the_text_names_the_release_from_the_manifest_beside_the_pte(capsys):
     assert pte_inspect.main([PROGRAMS[1]]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == ("ExecuTorch release: 1.5 (the toolchain's, 1.5.1); the oldest runtime measured to load "
-                        "it: 1.4")
+                        "it: 1.3")
     assert pte_inspect.release_of(PROGRAMS[1]) == {
-        "name": "1.5", "version": "1.5.1", "toolchain's": True, "oldest_runtime_measured": "1.4"}
+        "name": "1.5", "version": "1.5.1", "toolchain's": True, "oldest_runtime_measured": "1.3"}
 
 
 def test_a_pte_without_its_manifest_says_what_to_give(tmp_path, capsys):

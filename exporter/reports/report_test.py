@@ -149,7 +149,7 @@ def test_the_dashboard_shows_each_method_s_instructions_against_its_budget(tmp_p
         ' class="n"', "")
 
 
-TOOLCHAIN_RELEASE = "1.5 (the toolchain&#x27;s, 1.5.1); the oldest runtime measured to load it: 1.4"
+TOOLCHAIN_RELEASE = "1.5 (the toolchain&#x27;s, 1.5.1); the oldest runtime measured to load it: 1.3"
 
 
 def test_the_report_and_the_dashboard_name_the_release_that_lowered_the_program(tmp_path, tiny_summary):
@@ -157,7 +157,7 @@ def test_the_report_and_the_dashboard_name_the_release_that_lowered_the_program(
     with open(tiny_summary, encoding="utf-8") as f:
         summary = json.load(f)
     assert summary["executorch_release"] == {"name": "1.5", "version": "1.5.1", "toolchain's": True,
-                                             "oldest_runtime_measured": "1.4"}
+                                             "oldest_runtime_measured": "1.3"}
     facts = open(tiny_summary.replace(".report.json", ".report.html"), encoding="utf-8").read().split('id="facts"')[1]
     assert f"<tr><td>ExecuTorch release</td><td>{TOOLCHAIN_RELEASE}</td></tr>" in facts
     dashboard.run(_dashboard_config(tmp_path, [tiny_summary]))

@@ -6,8 +6,8 @@ import json
 
 from exporter.formats import pte_inspect
 
-RELEASE_1_4 = "1.4 (1.4.1); the oldest runtime measured to load it: 1.4"
-TOOLCHAIN_S = "1.5 (the toolchain's, 1.5.1); the oldest runtime measured to load it: 1.4"
+RELEASE_1_4 = "1.4 (1.4.1); the oldest runtime measured to load it: 1.3"
+TOOLCHAIN_S = "1.5 (the toolchain's, 1.5.1); the oldest runtime measured to load it: 1.3"
 
 
 def _text(path):
@@ -25,7 +25,7 @@ def test_pte_inspect_names_each_program_s_release(capsys):
 def test_the_report_names_the_release_of_a_1_4_program():
     summary = json.loads(_text("tests/compatibility/xnnpack_f32_1_4.report.json"))
     assert summary["executorch_release"] == {"name": "1.4", "version": "1.4.1", "toolchain's": False,
-                                             "oldest_runtime_measured": "1.4"}
+                                             "oldest_runtime_measured": "1.3"}
     facts = _text("tests/compatibility/xnnpack_f32_1_4.report.html").split('id="facts"')[1]
     assert f"<tr><td>ExecuTorch release</td><td>{RELEASE_1_4}</td></tr>" in facts
 

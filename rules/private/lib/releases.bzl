@@ -86,9 +86,11 @@ def check_test_release(where, program, given, any_order = False):
     return runtime
 
 def check_toolchain_runtimes(where, runtime):
-    """Fails for a release whose runtimes run in a venv of their own (its runtime_lock: 1.3's, on
-    another torch), in a test that runs ExecuTorch in the toolchain's process: only numerics_test
-    hands a program's calls to that venv so far."""
+    """Fails for a release whose runtimes run in a venv of their own (runtime_lock: 1.3's).
+
+    Such a test runs ExecuTorch in the toolchain's process, on its torch: only numerics_test hands
+    a program's calls to that venv so far.
+    """
     if runtime and RELEASES[runtime]["runtime_lock"]:
         fail(where + "release = \"{}\": {}'s runtimes run in a venv of their own (another torch), which only numerics_test runs programs in so far; use numerics_test(release = \"{}\") for it, or test the program with release = \"{}\" (docs/compatibility.md)".format(runtime, release_text(runtime), runtime, RELEASE_NAMES[RELEASE_NAMES.index(runtime) + 1]))
 
