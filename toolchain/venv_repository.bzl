@@ -222,8 +222,10 @@ def _link_native_runtime(rctx):
 def _torch_venv_repository_impl(rctx):
     lock = rctx.path(rctx.attr.lock)  # Reading it makes the venv rebuild when the lock changes.
     reuse = rctx.os.environ.get(_REUSE_ENV, "")
-    if reuse:
-        # End-to-end tests share the outer build's venv instead of installing torch again.
+    if reuse and str(rctx.path(reuse)) != str(rctx.path("venv")):
+        # End-to-end tests share the outer build's venv instead of installing torch again. In
+        # the checkout that owns that venv the variable names this repository's own venv, which
+        # a re-fetch has just deleted: a link to itself would be a loop, so it installs.
         rctx.symlink(reuse, "venv")
     else:
         python = rctx.os.environ.get(_PYTHON_ENV, "") or rctx.which("python3")
