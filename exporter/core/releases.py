@@ -49,6 +49,10 @@ class Release:
     lowering: str = ""
 
 
+# Why 1.3's and 1.4's native runners have no arm64 build.
+_RUNTIME_ONLY_IN_BINDING = ("its aarch64 wheel ships the runtime only inside its Python binding, which links an "
+                            "aarch64 libtorch and libpython")
+
 RECORDS = (
     Release(
         name="1.3",
@@ -56,8 +60,7 @@ RECORDS = (
         lock="executorch_1_3",
         native="python_binding",
         arm64=False,
-        why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
-                     "an aarch64 libtorch and libpython",
+        why_no_arm64=_RUNTIME_ONLY_IN_BINDING,
         # Its runtimes need torch 2.12's C++ ABI; PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels).
         runtime_lock="executorch_1_3_runtime",
         loaded_by="1.3",
@@ -70,8 +73,7 @@ RECORDS = (
         lock="executorch_1_4",
         native="python_binding",
         arm64=False,
-        why_no_arm64="its aarch64 wheel ships the runtime only inside its Python binding, which links "
-                     "an aarch64 libtorch and libpython",
+        why_no_arm64=_RUNTIME_ONLY_IN_BINDING,
         loaded_by="1.3",
         lowering="its XNNPACK partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),
