@@ -1,9 +1,7 @@
 """Kernels the wheel ships that ExecuTorch's Python runtime does not register by itself."""
 
-import mmap
-
 # How a program's operator table names ExecuTorch's LLM operators (llm_program's llm_ops).
-_LLM_OPS_NAMESPACE = b"llama::"
+_LLM_OPS_NAMESPACE = "llama::"
 
 
 def register(pte=None):
@@ -16,12 +14,16 @@ def register(pte=None):
     libcustom_ops_aot_lib.so (0.1 s; only then)."""
     import executorch.kernels.quantized  # noqa: F401
 
-    if pte and _calls_llm_ops(pte):
+    if pte and calls_llm_ops(pte):
         import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401
 
 
-def _calls_llm_ops(pte):
-    """Whether the program's operator table names a llama:: operator (a false match only loads the
-    library)."""
-    with open(pte, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return data.find(_LLM_OPS_NAMESPACE) >= 0
+def calls_llm_ops(pte):
+    """Whether a method of the program calls a llama:: operator, by its operator table (pte_inspect's
+    reader; a corrupt program raises BadFile naming it)."""
+    from exporter.formats import pte_inspect, program_summary
+
+    buf = pte_inspect.read_file(pte)
+    with pte_inspect.refusing_corrupt(pte):
+        plans = pte_inspect.read_program(buf).execution_plan
+        return any(name.startswith(_LLM_OPS_NAMESPACE) for plan in plans for name in program_summary.op_names(plan))
