@@ -10,6 +10,11 @@ and the parent publishes what the request declared. A failed or stopped request 
 nothing but its log, so it leaves no partial output. The private folder sits beside the output,
 not in /tmp: the move is a rename within one file system, so an output keeps its bytes and
 appears in one step, whatever its size.
+
+A folder's name carries the worker's process (its PID namespace and pid): a worker killed by
+SIGKILL cannot remove its folders, so the next request that stages into the same folder removes
+those of a process of its own namespace that is gone. A pid of another namespace means nothing
+here, so those stay.
 """
 
 import os
@@ -25,11 +30,12 @@ class Staging:
 
     def __init__(self, outputs):
         self.outputs, self.folders, self.error = dict(outputs), {}, None
-        token = secrets.token_hex(8)
+        name = f"{_PREFIX}{_process()}-{secrets.token_hex(8)}"
         try:
             for folder in sorted({os.path.dirname(path) for path in self.outputs.values()}):
                 os.makedirs(folder, exist_ok=True)
-                self.folders[folder] = os.path.join(folder, _PREFIX + token)
+                _remove_orphans(folder)
+                self.folders[folder] = os.path.join(folder, name)
                 os.mkdir(self.folders[folder], 0o700)
         except OSError as e:
             self.error = f"cannot make the request's private output folder: {e}"
@@ -62,6 +68,35 @@ class Staging:
     def discard(self):
         for folder in self.folders.values():
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process():
+    """"<PID namespace>.<pid>" of this process ("0.<pid>" where /proc does not say)."""
+    try:
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        namespace = 0
+    return f"{namespace}.{os.getpid()}"
+
+
+def _remove_orphans(folder):
+    """Removes the private folders in `folder` of this PID namespace's workers that are gone."""
+    namespace, _, _ = _process().partition(".")
+    for entry in os.listdir(folder):
+        owner = entry[len(_PREFIX):].partition("-")[0] if entry.startswith(_PREFIX) else ""
+        owner_namespace, _, pid = owner.partition(".")
+        if owner_namespace == namespace != "0" and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
+
+
+def _running(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        pass
+    return True
 
 
 def _replace(staged, output):

@@ -229,6 +229,8 @@ def test_killed_worker_leaves_no_output_and_a_new_worker_succeeds(workdir):
     try:
         assert retry.request(params)["exitCode"] == 0
         assert (workdir / "victim.pt2").exists()
+        # The killed worker could not remove its private output folder; the next request there did.
+        assert not list(workdir.glob(".rules_torch_export-*"))
     finally:
         retry.close()
 
