@@ -56,7 +56,7 @@ def load_methods(config, names):
     external weights loads its .ptd beside it. A release whose runtime needs another torch runs
     it in its own venv's interpreter (core/runtime_process.py)."""
     if not config.runtime_python:
-        runtime_kernels.register(config.pte)
+        runtime_kernels.register(pte_inspect.operator_names(config.pte))
     if config.ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
         pte_inspect.summarize_ptd(config.ptd)
     with _in_runtime(config, names):

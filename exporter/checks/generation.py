@@ -26,6 +26,7 @@ import torch
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, greedy, native
 from exporter.core import backend_site, release_site, releases, runtime_kernels, special_tokens
+from exporter.formats import pte_inspect
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -46,7 +47,7 @@ def runner_pieces(config, prompt, count):
     first and the last)."""
     from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
-    runtime_kernels.register(config.pte)
+    runtime_kernels.register(pte_inspect.operator_names(config.pte))
     runner = TextLLMRunner(config.pte, config.tokenizer["file"], config.ptd) if config.ptd else \
         TextLLMRunner(config.pte, config.tokenizer["file"])
     settings = GenerationConfig()

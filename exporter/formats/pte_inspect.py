@@ -161,6 +161,14 @@ def summarize(path):
         return summarize_bytes(buf)
 
 
+def operator_names(path):
+    """The names in the operator tables of the program's methods ("aten::add.out"); a corrupt
+    program raises BadFile naming it."""
+    buf = read_file(path)
+    with refusing_corrupt(path):
+        return {name for plan in read_program(buf).execution_plan for name in program_summary.op_names(plan)}
+
+
 def release_of(path, manifest_path=None):
     """The release record (releases.of_manifest) of the .pte at `path` from its manifest:
     `manifest_path`, else the <path>.json beside it; None without one. Raises BadFile in one line
