@@ -45,8 +45,7 @@ class ChildRuntime:
         return reply
 
     def load(self, pte, ptd, names):
-        """{name: number of inputs} of the methods `names`, loaded from one program (a new load
-        drops the program loaded before, and its state)."""
+        """{name: number of inputs} of the methods `names`, loaded from one program."""
         reply = self._ask({"load": os.path.abspath(pte), "ptd": ptd and os.path.abspath(ptd), "methods": list(names)})
         self.version = reply["version"]
         return reply["inputs"]
