@@ -25,7 +25,7 @@ import torch
 
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, greedy, native
-from exporter.core import backend_site, release_site, releases, runtime_kernels, runtime_process, special_tokens
+from exporter.core import backend_site, release_site, releases, runtime_kernels, special_tokens
 
 
 def eager_tokens(model, prompt, count, eos_ids):
@@ -60,6 +60,8 @@ def child_tokens(config, prompt, count, ends):
     runtime of a release whose runtimes need another torch (core/runtime_process.py): 1.3.1's LLM
     runner reads tokenizer.json otherwise than the tokenizer does (docs/compatibility.md), so the
     ids go in and out as the native runner takes them."""
+    from exporter.core import runtime_process
+
     child = runtime_process.ChildRuntime(config.runtime_python)
     try:
         child.load(config.pte, config.ptd, ["forward"])
