@@ -251,6 +251,9 @@ class GenerationTestConfig(CheckConfig):
                            (core/release_site.py); None for the toolchain's own release
     quantized              {quantize, group_size, embedding_quantize} as the program's export had
                            them (torch_export's): its eager model is quantized the same way
+    runtime_python         the launcher of the venv of the release's runtimes, when they need
+                           another torch (1.3's): forward runs there, called token by token
+                           (core/runtime_process.py), instead of in the LLM runner; else None
     """
 
     program: str
@@ -270,6 +273,7 @@ class GenerationTestConfig(CheckConfig):
     program_release: str | None = None
     executorch_layer: str | None = None
     quantized: dict = dataclasses.field(default_factory=dict)
+    runtime_python: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -55,6 +55,31 @@ def runner_pieces(config, prompt, count):
     return timed_pieces(lambda on_token: runner.generate(prompt, settings, token_callback=on_token))
 
 
+def child_tokens(config, prompt, count, ends):
+    """(ids, ExecuTorch version, seconds to the first, seconds between the first and the last) of
+    the program's forward, called as the LLM runner calls it (eager_tokens' loop), in the Python
+    runtime of a release whose runtimes need another torch (core/runtime_process.py): 1.3.1's LLM
+    runner reads tokenizer.json otherwise than the tokenizer does (docs/compatibility.md), so the
+    ids go in and out as the native runner takes them."""
+    from exporter.core import runtime_process
+
+    child = runtime_process.ChildRuntime(config.runtime_python)
+    try:
+        child.load(config.pte, config.ptd, ["forward"])
+        times = []
+
+        def forward(tokens, positions):
+            logits = child.call("forward", [tokens, positions])[0]
+            times.append(time.perf_counter())
+            return logits
+
+        start = time.perf_counter()
+        ids = eager_tokens(forward, prompt, count, ends)
+        return ids, child.version, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
+    finally:
+        child.close()
+
+
 def timed_pieces(generate):
     """(pieces a runner's token callback gave, seconds to the first, seconds between the first and
     the last) of generate(on_token), which runs one generation."""
@@ -166,13 +191,17 @@ def _context(config):
     native_runner = (f" and the native runner ({config.native_runner_label}"
                      f"{', and on arm64' if config.arm64_runner else ''})") if config.native_runner else \
         " (not the native runner: runtimes leaves it out)"
-    return context, (f"{config.label}: {config.program} in {_runtime_text(config)}'s LLM runner (TextLLMRunner)"
+    python = "'s Python runtime (its own venv; forward called token by token)" if config.runtime_python else \
+        "'s LLM runner (TextLLMRunner)"
+    return context, (f"{config.label}: {config.program} in {_runtime_text(config)}{python}"
                      f"{native_runner}, greedy, against {reference}")
 
 
 def _runtime_text(config):
     """"ExecuTorch 1.4.1", the version whose runtimes run: a test of a release checks that it is
     that release's (its packages first on the import path)."""
+    if config.runtime_python:  # its child process checks the version it ran (_child_line)
+        return f"ExecuTorch {releases.BY_NAME[config.release].version}"
     version = importlib.metadata.version("executorch")
     releases.check_ran(config.program, config.release, version)
     return f"ExecuTorch {version}"
@@ -187,9 +216,27 @@ def _runner_line(config, prompt, count, pieces, vocab_size):
                          f"{config.tokenizer['label']} ({vocab_size} tokens): {str(e).strip().splitlines()[0]}"
                          f"{releases.crossing_note(config.program_release, config.release)}") from e
     same = got == pieces
-    rate = f", {(len(got) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
-    return same, (f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; first token "
-                  f"after {first * 1000:.1f} ms{rate}")
+    return same, f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; {_speed(got, first, rest)}"
+
+
+def _child_line(config, ids, count, expected, ends):
+    """(same ids as eager, the report's line) of the release's Python runtime in its own venv."""
+    try:
+        got, version, first, rest = child_tokens(config, ids, count, ends)
+    except RuntimeError as e:  # the runtime refused the program, or its process ended
+        raise ValueError(f"{_runtime_text(config)}'s Python runtime fails on {config.program}: "
+                         f"{(str(e).strip().splitlines() or ['?'])[0]}"
+                         f"{releases.crossing_note(config.program_release, config.release)}") from e
+    releases.check_ran(config.program, config.release, version)
+    same = got == expected
+    return same, (f"    Python runtime (ExecuTorch {version}): {'same tokens' if same else f'DIFFERENT: {got}'}; "
+                  f"{_speed(got, first, rest)}")
+
+
+def _speed(tokens, first, rest):
+    """"first token after 2.0 ms, 900 tokens/s after it"."""
+    rate = f", {(len(tokens) - 1) / rest:.0f} tokens/s after it" if rest > 0 else ""
+    return f"first token after {first * 1000:.1f} ms{rate}"
 
 
 def _case(config, context, prompt, must_end):
@@ -212,7 +259,8 @@ def _case(config, context, prompt, must_end):
     if must_end and not ended:
         lines.append(f"    must end at an end id {context['ends']} within {count} tokens (eos_prompts), but eager runs to "
                      f"the limit: give eos_prompts a prompt whose text ends, or more max_new_tokens")
-    ok, line = _runner_line(config, prompt, count, pieces, context["vocab_size"])
+    ok, line = _child_line(config, ids, count, expected, context["ends"]) if config.runtime_python else \
+        _runner_line(config, prompt, count, pieces, context["vocab_size"])
     lines.append(line)
     if config.native_runner:
         same = native[:len(expected)] == expected

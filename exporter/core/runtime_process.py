@@ -29,6 +29,7 @@ class ChildRuntime:
         assert self.process.stdin and self.process.stdout  # both are pipes
         self.requests, self.replies = self.process.stdin, self.process.stdout
         self.calls = 0
+        self.version = None  # the child's ExecuTorch version, once a program is loaded
 
     def _ask(self, request):
         self.requests.write(json.dumps(request) + "\n")
@@ -45,7 +46,9 @@ class ChildRuntime:
 
     def load(self, pte, ptd, names):
         """{name: number of inputs} of the methods `names`, loaded from one program."""
-        return self._ask({"load": os.path.abspath(pte), "ptd": ptd and os.path.abspath(ptd), "methods": list(names)})["inputs"]
+        reply = self._ask({"load": os.path.abspath(pte), "ptd": ptd and os.path.abspath(ptd), "methods": list(names)})
+        self.version = reply["version"]
+        return reply["inputs"]
 
     def call(self, name, feed):
         """The outputs of the method `name` on the inputs `feed` (a list of tensors and scalars)."""
@@ -86,6 +89,8 @@ def _load(request):
 
 def _serve(requests, reply):
     """Answers each request line: a load, then calls. An error of the runtime is the reply's."""
+    import importlib.metadata
+
     import torch
 
     methods = {}
@@ -95,7 +100,8 @@ def _serve(requests, reply):
         try:
             if "load" in request:
                 methods = _load(request)
-                answer = {"inputs": {name: inputs for name, (_, inputs) in methods.items()}}
+                answer = {"inputs": {name: inputs for name, (_, inputs) in methods.items()},
+                          "version": importlib.metadata.version("executorch")}
             else:
                 outputs = list(methods[request["call"]][0](torch.load(request["inputs"], weights_only=True)))
                 torch.save(outputs, request["inputs"] + ".out")

@@ -1,9 +1,10 @@
 """executorch_benchmark and executorch_profile: `bazel run` targets that time a program in
 ExecuTorch's native runtime, as a whole or per operator."""
 
+load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE")
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
-load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "check_toolchain_runtimes", "release_runtime_config", "release_test_attrs", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "check_toolchain_runtimes", "release_runtime_config", "release_test_attrs", "release_text", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
@@ -183,8 +184,16 @@ def executorch_benchmark(name, program, warmup = 3, iterations = 20, compare_pyt
         **attrs
     )
 
+def _check_profile_release(ctx, where, program):
+    """numerics_test's release checks; then only the default release's runner writes an ETDump."""
+    release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
+    check_arm64_release(where, release, Arm64BinaryInfo in ctx.attr.native_runner)
+    if release != DEFAULT_RELEASE:
+        fail(where + "release = \"{}\": {}'s native runner records no ETDump (its wheel ships no ETDump library; native/release_runner.bzl), which the profile reads; profile the program in {}'s runtime (release = \"{}\"), or time it in {}'s with executorch_benchmark(release = \"{}\") (docs/compatibility.md)".format(release, release_text(release), release_text(DEFAULT_RELEASE), DEFAULT_RELEASE, release, release))
+
 def _executorch_profile_impl(ctx):
     where, program = _checked_program(ctx, "executorch_profile")
+    _check_profile_release(ctx, where, program)
     if Arm64BinaryInfo in ctx.attr.native_runner:
         fail(where + "native_runner {} is an arm64_binary: under qemu each operator's share of the time is the emulator's, not the device's; profile with the host's runner (remove native_runner) or on an arm64 device".format(ctx.attr.native_runner.label))
     etrecord = ctx.attr.program[OutputGroupInfo].etrecord.to_list()[0]
@@ -208,20 +217,46 @@ def _executorch_profile_impl(ctx):
         extra_runfiles = ctx.attr._profile[DefaultInfo].default_runfiles,
     )]
 
-executorch_profile = rule(
+_executorch_profile = rule(
     implementation = _executorch_profile_impl,
     executable = True,
-    doc = """`bazel run` it to see where a method's time goes in ExecuTorch's native runtime.
-
-The native runner runs the method with an ETDump; ExecuTorch's Inspector reads it with the
-program's ETRecord (built on demand: the program's `etrecord` output group). Prints each
-operator outside delegates and each delegate's own operators with milliseconds per run and share
-of Method::execute, then each delegate's share (docs/native.md). `-- --report=FILE` also writes
-the program's report (docs/report.md) with these runs' times in its Native time section and in
-each operator's details.""",
+    doc = "The rule behind executorch_profile: it checks the attributes and writes the launcher of profile.py.",
     attrs = dict({
         "program": attr.label(mandatory = True, providers = [ExecuTorchProgramInfo], doc = "The executorch_program to profile."),
         "iterations": attr.int(default = 10, doc = "Runs recorded in the ETDump."),
         "_profile": attr.label(default = Label("//rules/private:profile"), executable = True, cfg = "target"),
-    }, **dict(_RUN_ATTRS, **GRAPHVIZ_ATTRS)),
+    }, **dict(_RUN_ATTRS, **dict(GRAPHVIZ_ATTRS, **RELEASE_ATTRS))),
 )
+
+def executorch_profile(name, program, iterations = 10, native_runner = None, method = "forward", release = None, **kwargs):
+    """`bazel run` it to see where a method's time goes in ExecuTorch's native runtime.
+
+    The native runner runs the method with an ETDump; ExecuTorch's Inspector reads it with the
+    program's ETRecord (built on demand: the program's `etrecord` output group). Prints each
+    operator outside delegates and each delegate's own operators with milliseconds per run and share
+    of Method::execute, then each delegate's share (docs/native.md). `-- --report=FILE` also writes
+    the program's report (docs/report.md) with these runs' times in its Native time section and in
+    each operator's details.
+
+        executorch_profile(
+            name = "resnet_pte.profile",
+            program = ":resnet_pte",
+        )
+
+    Args:
+      name: the target's name.
+      program: the executorch_program to profile.
+      iterations: runs recorded in the ETDump.
+      native_runner: the native runner: //native:et_runner, or a cc_binary of //native:runner_main
+        that also links an app's own kernels (not an arm64_binary: under qemu the shares are the
+        emulator's).
+      method: the method to call.
+      release: the ExecuTorch release whose runtime profiles it, with numerics_test's checks (an
+        older one than the program's fails). Only the toolchain's release's runner records an
+        ETDump: another release fails at analysis, naming it (docs/compatibility.md).
+      **kwargs: passed to the target (tags, visibility, graphviz, ...).
+    """
+    attrs = release_test_attrs(release, None, native_runner, kwargs)
+    attrs.pop("arm64_runner")  # the profile refuses an arm64 runner
+    attrs.update(kwargs)
+    _executorch_profile(name = name, program = program, iterations = iterations, method = method, **attrs)

@@ -1,6 +1,6 @@
 """The analysis errors of a test that runs a program in a release's runtimes, as one table per kind.
 
-numerics_test, llm_generation_test and executorch_benchmark share the checks
+numerics_test, llm_generation_test, executorch_benchmark and executorch_profile share the checks
 (rules/private/lib/releases.bzl), so each gets the same rows: an older runtime for a newer program
 (both named), a release's program tested without naming a release, a release the records do not have, and arm64 for a release without an arm64 runner.
 """

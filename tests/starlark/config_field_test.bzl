@@ -28,7 +28,7 @@ _config_field_test = analysistest.make(
     },
 )
 
-def config_field_test(name, target, field, expected):
+def config_field_test(name, target, field, expected, tags = None):
     """Tests that the JSON config test `target` writes (<target name>.config.json) has `field` = `expected`.
 
     Args:
@@ -36,5 +36,6 @@ def config_field_test(name, target, field, expected):
       target: the label of the test, e.g. ":x_numerics_test"; tag it manual.
       field: a top-level key of the config, e.g. "method".
       expected: its value (any JSON value).
+      tags: the test's tags (NIGHTLY for a target whose analysis installs a release's runtimes).
     """
-    _config_field_test(name = name, target_under_test = target, field = field, expected_json = json.encode(expected))
+    _config_field_test(name = name, target_under_test = target, field = field, expected_json = json.encode(expected), tags = tags)

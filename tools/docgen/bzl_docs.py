@@ -56,6 +56,8 @@ TYPE_HINTS = {
     ("llm_generation_test", "release"): "string or None (the toolchain's release)",
     ("executorch_benchmark", "release"): "string or None (the toolchain's release)",
     ("executorch_benchmark", "native_runner"): "label or None (the release's runner)",
+    ("executorch_profile", "release"): "string or None (the toolchain's release)",
+    ("executorch_profile", "native_runner"): "label or None (the toolchain's runner)",
     ("executorch_program", "kernels"): "string or list of strings and labels",
     ("executorch_program", "metadata"): "dict of string to int, float, bool, string or list of ints",
     ("executorch_program", "initialized_buffers"): "list of strings, or None (every mutated buffer)",

@@ -1,14 +1,14 @@
 """llm_generation_test: an llm_program generates the eager model's tokens in ExecuTorch's LLM
 runner and in the native runner (exporter/checks/generation.py)."""
 
-load("//rules:providers.bzl", "ExecuTorchProgramInfo", "TokenizerInfo")
+load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo", "TokenizerInfo")
 load("//rules/private:arm64_binary.bzl", "ARM64_RUNNER_ATTRS", "arm64_runner_config")
 load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identities")
 load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
 load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
-load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "check_toolchain_runtimes", "release_runtime_config", "release_test_attrs")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
 # Where a generation runs: ExecuTorch's LLM runner (TextLLMRunner, through its Python bindings)
@@ -32,13 +32,16 @@ def _generation_test_impl(ctx):
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64 else []), program.backends)
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, ctx.attr.arm64)
-    check_toolchain_runtimes(where, release)
     check_llm_ops_runtimes(where, program, ctx.attr.arm64, ctx.attr.native_runner.label if "native" in runtimes else None)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     release_entries, release_files = release_runtime_config(ctx, program, release)
     config.update(release_entries)
     files = files + release_files
+    runtime_release = ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None
+    if runtime_release and runtime_release.runtime_python:  # 1.3's: forward runs in its runtimes' venv
+        config["runtime_python"] = runtime_release.runtime_python.short_path
+        files = files + [runtime_release.runtime_python, runtime_release.runtime_identity]
     config.update(
         model = model,
         prompts = ctx.attr.prompts,
@@ -80,7 +83,10 @@ def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, 
     against the model's own generation, its stop included (a program exported with quantize or
     embedding_quantize: against its eager model quantized the same way). The LLM runner is
     ExecuTorch's TextLLMRunner (its C++ runner, through Python bindings), given the .pte and the tokenizer file
-    as an app gives them; the native runner is //native:et_runner --generate. The model's side
+    as an app gives them; the native runner is //native:et_runner --generate. In 1.3's runtimes,
+    whose venv has another torch, the Python side is 1.3.1's Python runtime in that venv, its
+    forward called token by token as the runner calls it (1.3.1's LLM runner reads a tokenizer.json
+    otherwise: docs/compatibility.md). The model's side
     is transformers' generate() for an hf_model (greedy, stopping at its generation config's end
     ids), else the eager model called as the runner calls the program, stopping at the tokenizer's
     end ids. The test prints each prompt's continuation and tokens per second (docs/llm.md).
