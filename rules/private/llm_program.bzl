@@ -127,10 +127,17 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 3x faster decoding, slower
         prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
         the program runs in //native:et_runner_llm_ops, the Python runtime and the LLM runner.
+        With them, initialized_buffers defaults to [] (the cache's zeros are not kept: custom_sdpa
+        reads only positions the runner has written) and forward returns the last position's
+        logits only, [1, 1, vocab] (what the runner reads; the LM head runs once per prompt).
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
     kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
+    if llm_ops:
+        # custom_sdpa reads a cache only below the call's last position, which the runner wrote
+        # first, so its initial zeros are not kept in the .pte (as export_llm's are not).
+        kwargs.setdefault("initialized_buffers", [])
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
