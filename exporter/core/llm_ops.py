@@ -12,7 +12,6 @@ wrapper over a StaticCache). The kernels live in the wheel's libcustom_ops_aot_l
 importing executorch.extension.llm.custom_ops.custom_ops loads (core/runtime_kernels.py).
 """
 
-import functools
 import inspect
 
 import torch
@@ -111,8 +110,9 @@ def _last_logits_only(causal_lm):
     Llama does: the runner reads the next token from the last row, and the LM head (the largest
     matrix of a model with a big vocabulary) then runs once per prompt instead of once per token.
     A model without transformers' logits_to_keep keeps every position's."""
-    if "logits_to_keep" in inspect.signature(causal_lm.forward).parameters:
-        causal_lm.forward = functools.partial(causal_lm.forward, logits_to_keep=1)
+    if "logits_to_keep" in inspect.signature(causal_lm.forward).parameters:  # a hook keeps the modules' names
+        causal_lm.register_forward_pre_hook(lambda _, args, kwargs: (args, {**kwargs, "logits_to_keep": 1}),
+                                            with_kwargs=True)
 
 
 def apply(module, ops, label):
