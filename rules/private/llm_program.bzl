@@ -124,8 +124,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 3x faster decoding, slower
-        prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: about 2x faster decoding,
+        half as fast prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
         the program runs in //native:et_runner_llm_ops, the Python runtime and the LLM runner.
         With them, initialized_buffers defaults to [] (the cache's zeros are not kept: custom_sdpa
         reads only positions the runner has written) and forward returns the last position's
