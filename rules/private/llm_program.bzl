@@ -124,12 +124,12 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: about 2x faster decoding,
-        half as fast prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: about 2x faster
+        decoding, up to half as fast prefill, x86-64 only; docs/performance.md). With them,
+        kernels adds //native:llm_ops.yaml, initialized_buffers defaults to [] (custom_sdpa reads
+        only cache positions the runner has written, so the cache's zeros are not kept) and
+        forward returns the last position's logits only, [1, 1, vocab] (all the runner reads);
         the program runs in //native:et_runner_llm_ops, the Python runtime and the LLM runner.
-        With them, initialized_buffers defaults to [] (the cache's zeros are not kept: custom_sdpa
-        reads only positions the runner has written) and forward returns the last position's
-        logits only, [1, 1, vocab] (what the runner reads; the LM head runs once per prompt).
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
