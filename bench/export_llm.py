@@ -161,7 +161,8 @@ def main():
     ours, tokenizer = program_files(sys.argv[1:-1]), sys.argv[-1]  # the programs' files, then the tokenizer
     with tempfile.TemporaryDirectory() as folder:
         theirs, seconds = _export_llm(shape, folder)
-        print(f"export_llm ({shape}'s shape): {seconds:.0f} s")
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # its process, the only child yet
+        print(f"export_llm ({shape}'s shape): {seconds:.0f} s, peak RSS {peak:.2f} GiB")
         everything = dict(ours, export_llm=(theirs, None))
         _print(everything, _measure(everything, tokenizer), tokenizer)
     print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
