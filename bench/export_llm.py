@@ -10,7 +10,14 @@ transformers' Llama of that shape (hf_llama) with and without llm_ops. Every pro
 generates greedily from the same prompt in ExecuTorch's TextLLMRunner, interleaved in one process
 (the first round warms up): prefill tokens per second, the time to the first token, decode tokens
 per second (medians), then each program alone in a fresh process for its peak RSS. It prints each
-of ours against export_llm's as ratios (ours / theirs).
+of ours against export_llm's as ratios (ours / theirs), and how many tokens each generated (the
+prompt is one after which every program generates all NEW_TOKENS, so decode is timed over the
+same positions; an end token would cut a program's decode short).
+
+    ./bazelw run //bench:export_llm_1b    (manual: about 14 GiB free needed, docs/performance.md)
+
+does the same for //models/llm:hf_llama_1b's Llama-3.2-1B shape (`--shape 1b`): our program with
+llm_ops, weights in a .ptd, against export_llm's Llama of that shape (its weights in the .pte).
 """
 
 import json
@@ -22,26 +29,40 @@ import sys
 import tempfile
 import time
 
-PROMPT = "The runner reads the cache"
+# (The bench once used "The runner reads the cache": hf_llama ends it after 10 new tokens, export_llm's
+# Llama after 23, and the decode figures compared different positions.)
+PROMPT = "Once upon a time"
 ROUNDS, NEW_TOKENS = 41, 24
-# //models/llm:hf_llama's shape (LlamaConfig's defaults for the rest): tiny_lm_runner's width, depth,
-# heads, MLP and vocabulary (models/llm/runner_lm.py), with 2 key-value heads.
-PARAMS = {"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 96, "hidden_dim": 512,
-          "norm_eps": 1e-06, "rope_theta": 10000.0, "use_scaled_rope": False}
+# export_llm's params.json of each shape and the programs' max_seq_len (= max_context_len).
+SHAPES = {
+    # //models/llm:hf_llama's (LlamaConfig's defaults for the rest): tiny_lm_runner's width, depth,
+    # heads, MLP and vocabulary (models/llm/runner_lm.py), with 2 key-value heads.
+    "hf_llama": ({"dim": 128, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "vocab_size": 96, "hidden_dim": 512,
+                  "norm_eps": 1e-06, "rope_theta": 10000.0, "use_scaled_rope": False}, 32),
+    # //models/llm:hf_llama_1b's: Llama 3.2 1B's (its llama3 rope scaling is export_llm's use_scaled_rope).
+    "1b": ({"dim": 2048, "n_layers": 16, "n_heads": 32, "n_kv_heads": 8, "vocab_size": 128256, "hidden_dim": 8192,
+            "norm_eps": 1e-05, "rope_theta": 500000.0, "use_scaled_rope": True}, 64),
+}
 
 
-def _export_llm(folder):
-    """Runs export_llm into folder; its .pte and the seconds it took."""
-    params, config = os.path.join(folder, "params.json"), os.path.join(folder, "config.yaml")
-    recipe = {  # JSON is YAML, which export_llm's --config reads
-        "base": {"model_class": "llama3", "params": params, "metadata": json.dumps({"get_bos_id": 0, "get_eos_ids": [1]})},
+def recipe(shape, folder):
+    """export_llm's params.json and --config for a shape, writing into folder."""
+    params, max_seq_len = SHAPES[shape]
+    return params, {  # JSON is YAML, which export_llm's --config reads
+        "base": {"model_class": "llama3", "params": os.path.join(folder, "params.json"),
+                 "metadata": json.dumps({"get_bos_id": 0, "get_eos_ids": [1]})},
         "model": {"use_kv_cache": True, "use_sdpa_with_kv_cache": True, "enable_dynamic_shape": True},
         "backend": {"xnnpack": {"enabled": True}},
         "quantization": {"qmode": "8da4w", "group_size": 32, "embedding_quantize": "4,32"},
-        "export": {"max_seq_length": 32, "max_context_length": 32, "output_dir": folder,
+        "export": {"max_seq_length": max_seq_len, "max_context_length": max_seq_len, "output_dir": folder,
                    "output_name": os.path.join(folder, "export_llm.pte")},  # a bare name is the cwd's
     }
-    for path, value in ((params, PARAMS), (config, recipe)):
+
+
+def _export_llm(shape, folder):
+    """Runs export_llm into folder; its .pte and the seconds it took."""
+    params, config = os.path.join(folder, "params.json"), os.path.join(folder, "config.yaml")
+    for path, value in zip((params, config), recipe(shape, folder)):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(value, f)
     start = time.perf_counter()
@@ -58,12 +79,13 @@ def _import_runtime():
     return TextLLMRunner
 
 
-def _runner(pte, tokenizer):
-    return _import_runtime()(pte, tokenizer)
+def _runner(files, tokenizer):
+    """A TextLLMRunner of a program's (.pte, .ptd or None)."""
+    return _import_runtime()(*files[:1], tokenizer, *[f for f in files[1:] if f])
 
 
 def _generate(runner):
-    """(prompt tokens per second, seconds to the first token, decode tokens per second)."""
+    """(prompt tokens per second, seconds to the first token, decode tokens per second, new tokens)."""
     from executorch.extension.llm.runner import GenerationConfig
 
     settings = GenerationConfig()
@@ -74,12 +96,12 @@ def _generate(runner):
                     stats_callback=stats.append)
     runner.reset()
     first = times[0] - start
-    return stats[0].num_prompt_tokens / first, first, (len(times) - 1) / (times[-1] - times[0])
+    return stats[0].num_prompt_tokens / first, first, (len(times) - 1) / (times[-1] - times[0]), len(times)
 
 
 def _measure(programs, tokenizer):
-    """{name: [(prefill, first token, decode) per round]}, the programs interleaved."""
-    runners = {name: _runner(pte, tokenizer) for name, pte in programs.items()}
+    """{name: [(prefill, first token, decode, new tokens) per round]}, the programs interleaved."""
+    runners = {name: _runner(files, tokenizer) for name, files in programs.items()}
     rounds = {name: [] for name in programs}
     for round_ in range(ROUNDS):
         for name, runner in runners.items():
@@ -89,13 +111,14 @@ def _measure(programs, tokenizer):
     return rounds
 
 
-def _peak_rss(pte, tokenizer):
-    """(peak RSS, what loading and running pte added to it) in bytes, of a fresh process that
-    imports the runtime, then loads pte and generates once."""
+def _peak_rss(files, tokenizer):
+    """(peak RSS, what loading and running the program added to it) in bytes, of a fresh process
+    that imports the runtime, then loads the program and generates once."""
     code = ("import sys; from bench.export_llm import _generate, _import_runtime, _runner, _status; _import_runtime(); "
-            "before = _status('VmHWM'); _generate(_runner(sys.argv[1], sys.argv[2])); "
+            "before = _status('VmHWM'); _generate(_runner(sys.argv[2:], sys.argv[1])); "
             "print(_status('VmHWM'), _status('VmHWM') - before)")
-    done = subprocess.run([sys.executable, "-c", code, pte, tokenizer], check=True, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code, tokenizer, *[f for f in files if f]], check=True,
+                          capture_output=True, text=True)
     return tuple(int(n) for n in done.stdout.split()[-2:])
 
 
@@ -107,33 +130,41 @@ def _status(field):
 
 def _print(programs, rounds, tokenizer):
     rows = {}
-    for name, pte in programs.items():
-        prefill, first, decode = (statistics.median(column) for column in zip(*rounds[name]))
-        peak, added = _peak_rss(pte, tokenizer)
-        rows[name] = (prefill, first * 1000, decode, os.path.getsize(pte), added)
+    for name, files in programs.items():
+        prefill, first, decode, _ = (statistics.median(column) for column in zip(*rounds[name]))
+        peak, added = _peak_rss(files, tokenizer)
+        size = sum(os.path.getsize(f) for f in files if f)
+        rows[name] = (prefill, first * 1000, decode, size, added)
         print(f"{name}: prefill {prefill:,.0f} tok/s, first token {first * 1000:.2f} ms, decode {decode:,.0f} "
-              f"tok/s, .pte {rows[name][3]:,} B, peak RSS {peak / 2**20:.0f} MiB, {added / 2**20:.1f} MiB of it "
-              f"the program's")
+              f"tok/s over {min(r[3] for r in rounds[name])} to {max(r[3] for r in rounds[name])} new tokens, "
+              f"{'.pte and .ptd' if files[1] else '.pte'} {size:,} B, peak RSS {peak / 2**20:.0f} MiB, "
+              f"{added / 2**20:.1f} MiB of it the program's")
     theirs = rows.pop("export_llm")
-    labels = ("prefill", "first token", "decode", ".pte size", "the program's peak RSS")
+    labels = ("prefill", "first token", "decode", "size", "the program's peak RSS")
     for name, ours in rows.items():
         print(f"{name} / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
 
 
-def _label(pte):
-    """//pkg:name of a program's runfiles path, e.g. bench/hf_llama_4bit_emb.pte."""
-    folder, name = os.path.split(pte[:-len(".pte")])
-    return f"//{folder}:{name}"
+def program_files(args):
+    """{//pkg:name: (.pte, its .ptd or None)} of the programs' runfiles paths (each program's files,
+    e.g. bench/hf_llama_4bit_emb.pte and models/llm/hf_llama_1b_llm.ptd; other files are skipped)."""
+    found = {}
+    for pte in (arg for arg in args if arg.endswith(".pte")):
+        folder, name = os.path.split(pte[:-len(".pte")])
+        ptd = next((arg for arg in args if arg == pte[:-len(".pte")] + ".ptd"), None)
+        found[f"//{folder}:{name}"] = (pte, ptd)
+    return found
 
 
 def main():
-    ours = {_label(arg): arg for arg in sys.argv[1:] if arg.endswith(".pte")}  # each program's files, then the tokenizer
-    tokenizer = sys.argv[-1]
+    shape = sys.argv[2] if sys.argv[1] == "--shape" else "hf_llama"
+    ours, tokenizer = program_files(sys.argv[1:-1]), sys.argv[-1]  # the programs' files, then the tokenizer
     with tempfile.TemporaryDirectory() as folder:
-        theirs, seconds = _export_llm(folder)
-        print(f"export_llm: {seconds:.0f} s")
-        programs = dict(ours, export_llm=theirs)
-        _print(programs, _measure(programs, tokenizer), tokenizer)
+        theirs, seconds = _export_llm(shape, folder)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # its process, the only child yet
+        print(f"export_llm ({shape}'s shape): {seconds:.0f} s, peak RSS {peak:.2f} GiB")
+        everything = dict(ours, export_llm=(theirs, None))
+        _print(everything, _measure(everything, tokenizer), tokenizer)
     print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -12,6 +12,8 @@ wrapper over a StaticCache). The kernels live in the wheel's libcustom_ops_aot_l
 importing executorch.extension.llm.custom_ops.custom_ops loads (core/runtime_kernels.py).
 """
 
+import inspect
+
 import torch
 
 from exporter.core.errors import UserError
@@ -103,6 +105,16 @@ def _use_in_place_cache(exportable, layers):
         layer.update = _in_place_update(layer)
 
 
+def _last_logits_only(causal_lm):
+    """Makes the causal LM return the last position's logits only, [1, 1, vocab], as export_llm's
+    Llama does: the runner reads the next token from the last row, and the LM head (the largest
+    matrix of a model with a big vocabulary) then runs once per prompt instead of once per token.
+    A model without transformers' logits_to_keep keeps every position's."""
+    if "logits_to_keep" in inspect.signature(causal_lm.forward).parameters:  # a hook keeps the modules' names
+        causal_lm.register_forward_pre_hook(lambda _, args, kwargs: (args, {**kwargs, "logits_to_keep": 1}),
+                                            with_kwargs=True)
+
+
 def apply(module, ops, label):
     """Swaps module's attention (and with "kv_cache", its cache) for ExecuTorch's LLM operators in
     place; the manifest's "llm_ops" record."""
@@ -118,4 +130,5 @@ def apply(module, ops, label):
         object.__setattr__(child, "kv_layer", layers[child.layer_idx])
     config = exportable.model.config  # and its text model's, when it has one of its own
     config._attn_implementation = config.get_text_config()._attn_implementation = ATTENTION
+    _last_logits_only(exportable.model)
     return {"ops": list(ops), "attention_layers": len(attention), "cache_layers": len(layers)}

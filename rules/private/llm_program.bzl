@@ -64,6 +64,16 @@ def _kernels(embedding_quantize, llm_ops):
     """The app's default kernel libraries: portable, and those of quantized tables and LLM operators."""
     return DEFAULT_KERNELS + (["quantized"] if embedding_quantize else []) + ([LLM_OPS_KERNELS] if llm_ops else [])
 
+def _set_defaults(kwargs, embedding_quantize, llm_ops):
+    """The program's kernels and, with llm_ops, its initialized_buffers, unless given.
+
+    custom_sdpa reads a cache only below the call's last position, which the runner wrote first,
+    so with llm_ops the cache's zeros are not kept in the .pte (as export_llm's are not).
+    """
+    kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
+    if llm_ops:
+        kwargs.setdefault("initialized_buffers", [])
+
 def _check_lengths(name, max_seq_len, max_context_len):
     """max_context_len, defaulted and checked with max_seq_len."""
     where = "llm_program {}: ".format(macro_label(name))
@@ -124,13 +134,13 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 3x faster decoding, slower
-        prefill, x86-64 only; docs/performance.md). With them, kernels adds //native:llm_ops.yaml;
-        the program runs in //native:et_runner_llm_ops, the Python runtime and the LLM runner.
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 2x faster decoding, up to
+        half as fast prefill, x86-64 only; docs/performance.md). kernels and initialized_buffers then
+        default for them (docs/llm.md); the program runs in //native:et_runner_llm_ops and Python.
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
-    kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
+    _set_defaults(kwargs, embedding_quantize, llm_ops)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(

@@ -182,7 +182,8 @@ torch_export = rule(
             doc = "ExecuTorch's LLM operators in an hf_model language model's attention, as its " +
                   "export_llm uses them: \"sdpa\" (llama::custom_sdpa reads the KV cache in place) and " +
                   "\"kv_cache\" (the cache in ExecuTorch's layout, written by llama::update_cache; needs " +
-                  "\"sdpa\"). Their kernels are in the wheel's libcustom_ops_aot_lib.so (docs/llm.md).",
+                  "\"sdpa\"). With them the model returns the last position's logits only, as export_llm's " +
+                  "Llama does. Their kernels are in the wheel's libcustom_ops_aot_lib.so (docs/llm.md).",
         ),
     }),
     provides = [ExportedProgramInfo],
