@@ -4,6 +4,7 @@ load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
+load(":libtorch_aarch64.bzl", "libtorch_aarch64_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
 load(":release_repository.bzl", "executorch_release_repository")
 load(":runtime_venv_repository.bzl", "runtime_venv_repository")
@@ -43,11 +44,21 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         name = name,
         lock = lock,
         aarch64_runtime = "@{}_aarch64".format(name),
+        aarch64_llm_ops = "@{}_llm_ops_aarch64".format(name),
     )
     executorch_aarch64_repository(
         name = name + "_aarch64",
         lock = lock,
         pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
+        python = "@{}//:python.sh".format(name),
+    )
+
+    # The aarch64 libtorch and libpython that ExecuTorch's LLM operators' kernels load on arm64,
+    # about 2.5 GB: fetched only when an aarch64 target links @<name>//executorch:llm_ops.
+    libtorch_aarch64_repository(
+        name = name + "_llm_ops_aarch64",
+        lock = Label("//toolchain:libtorch_aarch64.lock"),
+        executorch_pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
         python = "@{}//:python.sh".format(name),
     )
 
