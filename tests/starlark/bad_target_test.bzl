@@ -18,7 +18,7 @@ _bad_target_test = analysistest.make(
     attrs = {"needles": attr.string_list(doc = "Fragments the failure message must contain.")},
 )
 
-def bad_target_test(name, target, needles, label = None):
+def bad_target_test(name, target, needles, label = None, tags = []):
     """Tests that `target` fails analysis with a message that names it and holds `needles`.
 
     Args:
@@ -27,9 +27,10 @@ def bad_target_test(name, target, needles, label = None):
       needles: fragments the failure message must contain, besides the target's label.
       label: the label the message must name, when a macro's inner target fails in the name
         of the macro's target; default: target's own.
+      tags: the test's tags, e.g. the nightly tier's for a target whose analysis fetches gigabytes.
     """
     label = label or "//{}:{}".format(native.package_name(), target.lstrip(":"))
-    _bad_target_test(name = name, target_under_test = target, needles = [label] + needles)
+    _bad_target_test(name = name, target_under_test = target, needles = [label] + needles, tags = tags)
 
 def bad_target_test_suite(name, rule, table):
     """Declares every bad target of `table` with its test, and the test_suite `name` of them all.
