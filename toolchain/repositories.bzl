@@ -19,7 +19,11 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     (graphviz_repository.bzl), and `valgrind`, Debian's valgrind, whose callgrind counts the
     instructions of program_budget_test's max_instructions (valgrind_repository.bzl), each unless
     the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
-    C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
+    C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64"). And
+    `<name>_llm_ops_aarch64`, the aarch64 libtorch and libpython that `@<name>//executorch:llm_ops` links
+    for aarch64, and `torch_export_executorch_1_4_aarch64`, 1.4.1's aarch64 binding with them, from
+    toolchain/libtorch_aarch64.lock (2.5 GB): fetched only by aarch64 builds of //native:et_runner_llm_ops
+    and //native:et_runner_1_4 (docs/native.md, "arm64 with libtorch").
     And `model_explorer`, Google's Model Explorer for `bazel run <program>.explore`, from its own
     lock (tools/explorer/requirements.lock), unless the WORKSPACE declared it first; it is
     fetched only when an .explore target is built (docs/report.md, "Model Explorer").

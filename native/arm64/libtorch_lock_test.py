@@ -1,4 +1,4 @@
-"""The lock of the aarch64 libtorch that ExecuTorch's LLM operators load on arm64
+"""The lock of the aarch64 libtorch that ExecuTorch's LLM operators and 1.4's binding load on arm64
 (toolchain/libtorch_aarch64.lock) has the shape libtorch_aarch64.bzl needs, checked in every build
 without its 2.5 GB download (only the nightly tier's arm64 runs of llm_ops programs fetch it):
 every wheel and Debian package pinned by sha256, the toolchain's torch version, and the libpython of
@@ -42,3 +42,12 @@ def test_libpython_is_the_aarch64_wheels_python_with_what_it_loads():
 def test_no_executorch_of_its_own():
     # The executorch wheel is the one executorch_aarch64.lock pins: the runtime's own.
     assert "executorch" not in WHEELS
+
+
+def test_each_release_binding_pin_is_the_releases_wheel():
+    # toolchain/releases/<lock>_aarch64.lock pins the aarch64 wheel of the same version as the
+    # release's own lock (1.4's binding links the aarch64 libtorch above).
+    for lock in ("executorch_1_4",):
+        pins = [line.split(" ")[0] for line in _lines(f"toolchain/releases/{lock}_aarch64.lock")]
+        release = [line.split(" ")[0] for line in _lines(f"toolchain/releases/{lock}.lock") if line.startswith("executorch==")]
+        assert pins == release, lock
