@@ -1,7 +1,6 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
-load("//exporter:exporter_facts.bzl", "RELEASES")
-load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
+load("//exporter:lock_facts.bzl", "ARM64_BINDING_LOCKS", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
@@ -89,21 +88,6 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         repository_rule = executorch_release_repository,
     )
 
-    # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
-    # arm64 runner is built (its record's arm64): the aarch64 wheel's binding with the aarch64
-    # libtorch, torch_export_<lock>_aarch64, which executorch/:runtime of torch_export_<lock> links
-    # for aarch64 targets; fetched only then.
-    for lock, release in RELEASE_LOCKS.items():
-        if RELEASES[release]["arm64"] and RELEASES[release]["native"] == "python_binding" and not native.existing_rule("torch_export_{}_aarch64".format(lock)):
-            libtorch_aarch64_repository(
-                name = "torch_export_{}_aarch64".format(lock),
-                lock = Label("//toolchain:libtorch_aarch64.lock"),
-                executorch_pin = Label("//toolchain/releases:{}_aarch64.lock".format(lock)),
-                python = "@{}//:python.sh".format(name),
-                library = "_portable_lib.cpython-311-aarch64-linux-gnu.so",
-                target = "runtime",
-            )
-
     # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
     # venv of their own, torch_export_<runtime_lock>, fetched only when a target runs them.
     for lock, release in RUNTIME_LOCKS.items():
@@ -112,6 +96,22 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
                 name = "torch_export_" + lock,
                 lock = Label("//toolchain/releases:{}.lock".format(lock)),
                 release = release,
+            )
+
+    # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
+    # arm64 runner is built (its record's arm64): the aarch64 wheel's binding with an aarch64
+    # libtorch (toolchain/releases/<lock>_aarch64.lock pins the wheel, and a torch of its own where
+    # the release's runtimes have one), torch_export_<lock>_aarch64, which executorch/:runtime of
+    # torch_export_<lock> links for aarch64 targets; fetched only then.
+    for lock in ARM64_BINDING_LOCKS:
+        if not native.existing_rule("torch_export_{}_aarch64".format(lock)):
+            libtorch_aarch64_repository(
+                name = "torch_export_{}_aarch64".format(lock),
+                lock = Label("//toolchain:libtorch_aarch64.lock"),
+                executorch_pin = Label("//toolchain/releases:{}_aarch64.lock".format(lock)),
+                python = "@{}//:python.sh".format(name),
+                library = "_portable_lib.cpython-311-aarch64-linux-gnu.so",
+                target = "runtime",
             )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")

@@ -19,8 +19,8 @@ def _lines(path):
 
 
 LOCK = _lines("toolchain/libtorch_aarch64.lock")
-WHEELS = {WHEEL.match(line).group(1): WHEEL.match(line).group(2) for line in LOCK if WHEEL.match(line)}
-DEBS = {DEB.match(line).group(1): DEB.match(line).group(2) for line in LOCK if DEB.match(line)}
+WHEELS = {m.group(1): m.group(2) for m in map(WHEEL.match, LOCK) if m}
+DEBS = {m.group(1): m.group(2) for m in map(DEB.match, LOCK) if m}
 
 
 def test_every_line_is_a_hashed_wheel_or_debian_package_once():
@@ -35,8 +35,9 @@ def test_torch_is_the_toolchains_version():
 
 def test_libpython_is_the_aarch64_wheels_python_with_what_it_loads():
     with open(RUNFILES.Rlocation("rules_torch_export/toolchain/libtorch_aarch64.bzl"), encoding="utf-8") as f:
-        python = re.search(r'^WHEEL_PYTHON = "(.*)"$', f.read(), re.M).group(1)
-    assert set(DEBS) == {"libpython" + python, "zlib1g", "libexpat1"}
+        python = re.search(r'^WHEEL_PYTHON = "(.*)"$', f.read(), re.M)
+    assert python
+    assert set(DEBS) == {"libpython" + python.group(1), "zlib1g", "libexpat1"}
 
 
 def test_no_executorch_of_its_own():
