@@ -11,6 +11,14 @@ load(":runtime_venv_repository.bzl", "runtime_venv_repository")
 load(":valgrind_repository.bzl", "valgrind_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
 
+def _aarch64_runtime(lock):
+    """The repository of the aarch64 binding of a release's lock, or "" when it has none."""
+    return "@torch_export_{}_aarch64".format(lock) if lock in ARM64_BINDING_LOCKS else ""
+
+def _release_repository(name, **kwargs):
+    """executorch_release_repository, with the aarch64 runtime of the releases whose runner builds for arm64."""
+    executorch_release_repository(name = name, aarch64_runtime = _aarch64_runtime(name[len("torch_export_"):]), **kwargs)
+
 def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}, release_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
 
@@ -85,7 +93,7 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         locks = {lock: Label("//toolchain/releases:{}.lock".format(lock)) for lock in RELEASE_LOCKS},
         overrides = {lock: release_locks[release] for lock, release in RELEASE_LOCKS.items() if release in release_locks},
         venv = name,
-        repository_rule = executorch_release_repository,
+        repository_rule = _release_repository,
     )
 
     # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
@@ -96,6 +104,7 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
                 name = "torch_export_" + lock,
                 lock = Label("//toolchain/releases:{}.lock".format(lock)),
                 release = release,
+                aarch64_runtime = _aarch64_runtime(lock),
             )
 
     # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
