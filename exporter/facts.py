@@ -28,7 +28,8 @@ LOCK_BZL = "exporter/lock_facts.bzl"
 # {file: (who loads it, the facts it holds)}; exporter_facts.bzl holds every other fact.
 OWN_FILES = {
     REPOSITORY_BZL: ("the toolchain's repository rules", ("KERNEL_LIBRARIES", "DEFAULT_DEADLINE_SECONDS")),
-    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")),
+    LOCK_BZL: ("the toolchain's WORKSPACE macros", ("BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS",
+                                                    "ARM64_BINDING_LOCKS")),
 }
 REPOSITORY_FACTS = OWN_FILES[REPOSITORY_BZL][1]
 
@@ -133,6 +134,11 @@ def release_tables():
         # runtime_lock -> the release whose runtimes it installs in a venv of their own (toolchain/
         # runtime_venv_repository.bzl), fetched only when a target runs a program in them.
         "RUNTIME_LOCKS": {r.runtime_lock: r.name for r in releases.RECORDS if r.runtime_lock},
+        # the lock of the runtime whose Python binding has an arm64 build -> its release: the aarch64
+        # wheel's binding with an aarch64 libtorch, torch_export_<lock>_aarch64
+        # (toolchain/libtorch_aarch64.bzl, pinned in toolchain/releases/<lock>_aarch64.lock).
+        "ARM64_BINDING_LOCKS": {r.runtime_lock or r.lock: r.name for r in releases.RECORDS
+                                if r.arm64 and r.native == "python_binding"},
     }
 
 

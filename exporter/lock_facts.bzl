@@ -24,3 +24,7 @@ RELEASE_LOCKS = {
 RUNTIME_LOCKS = {
     "executorch_1_3_runtime": "1.3",
 }
+
+ARM64_BINDING_LOCKS = {
+    "executorch_1_4": "1.4",
+}

@@ -36,10 +36,34 @@ package(default_visibility = ["//visibility:public"])
 # themselves from static initialisers when it loads.
 {runtime}"""
 
+# For a release whose runner builds for arm64 (aarch64_runtime set): built for aarch64, :runtime is
+# the aarch64 wheel's binding with an aarch64 libtorch ({aarch64}//:runtime,
+# toolchain/libtorch_aarch64.bzl), fetched only then.
+_ARM64_RUNTIME = """{x86_64}
+cc_library(
+    name = "runtime",
+    deps = [":headers"] + select({{
+        "@torch_export_venv//executorch:linux_aarch64_by_platform": ["{aarch64}//:runtime"],
+        "@torch_export_venv//executorch:linux_aarch64_by_cpu": ["{aarch64}//:runtime"],
+        "//conditions:default": [":x86_64_runtime"],
+    }}),
+)
+"""
+
+# The repository of the release's aarch64 runtime, for the releases whose runner builds for arm64.
+AARCH64_RUNTIME_ATTR = attr.string(doc = "The libtorch_aarch64_repository of the release's aarch64 binding (\"@torch_export_<lock>_aarch64\"), or empty when its runner is x86-64 only.")
+
 def _site_executorch(rctx, site):
     """The path of `site`'s executorch package, or None."""
     executorch = rctx.path(site).get_child("executorch")
     return executorch if executorch.exists else None
+
+def _runtime_build(rctx, names):
+    """The BUILD text of :runtime: the binding's closure, or a select with its aarch64 build."""
+    if not rctx.attr.aarch64_runtime:
+        return shared_libraries_build("runtime", "libs", names, [":headers"], prefix = "lib_")
+    x86_64 = shared_libraries_build("x86_64_runtime", "libs", names, [":headers"], prefix = "lib_")
+    return _ARM64_RUNTIME.format(x86_64 = x86_64, aarch64 = rctx.attr.aarch64_runtime)
 
 def link_python_binding(rctx, python, executorch, version):
     """Writes executorch/ (headers, libs/ and its BUILD) from a wheel's Python binding.
@@ -60,7 +84,7 @@ def link_python_binding(rctx, python, executorch, version):
         version = version,
         binding = bindings[0].basename,
         headers = native_headers_build(),
-        runtime = shared_libraries_build("runtime", "libs", names, [":headers"], prefix = "lib_"),
+        runtime = _runtime_build(rctx, names),
     ))
 
 def _release_repository_impl(rctx):
@@ -78,5 +102,5 @@ def _release_repository_impl(rctx):
 executorch_release_repository = repository_rule(
     implementation = _release_repository_impl,
     doc = "An ExecuTorch release's packages ahead of the toolchain's venv, its kernel lists and native runtime.",
-    attrs = LAYERED_ATTRS,
+    attrs = dict(LAYERED_ATTRS, aarch64_runtime = AARCH64_RUNTIME_ATTR),
 )

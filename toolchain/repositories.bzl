@@ -1,14 +1,23 @@
 """WORKSPACE macro that declares the toolchain's venv repository."""
 
-load("//exporter:lock_facts.bzl", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
+load("//exporter:lock_facts.bzl", "ARM64_BINDING_LOCKS", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
+load(":libtorch_aarch64.bzl", "libtorch_aarch64_repository")
 load(":release_repository.bzl", "executorch_release_repository")
 load(":runtime_venv_repository.bzl", "runtime_venv_repository")
 load(":valgrind_repository.bzl", "valgrind_repository")
 load(":venv_repository.bzl", "torch_venv_repository")
+
+def _aarch64_runtime(lock):
+    """The repository of the aarch64 binding of a release's lock, or "" when it has none."""
+    return "@torch_export_{}_aarch64".format(lock) if lock in ARM64_BINDING_LOCKS else ""
+
+def _release_repository(name, **kwargs):
+    """executorch_release_repository, with the aarch64 runtime of the releases whose runner builds for arm64."""
+    executorch_release_repository(name = name, aarch64_runtime = _aarch64_runtime(name[len("torch_export_"):]), **kwargs)
 
 def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}, release_locks = {}):
     """Declares the venv repository that the registered toolchain uses.
@@ -17,7 +26,11 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     (graphviz_repository.bzl), and `valgrind`, Debian's valgrind, whose callgrind counts the
     instructions of program_budget_test's max_instructions (valgrind_repository.bzl), each unless
     the WORKSPACE declared it first, and `<name>_aarch64`, the aarch64 runtime that `@<name>//executorch` links when
-    C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64").
+    C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64"). And
+    `<name>_llm_ops_aarch64`, the aarch64 libtorch and libpython that `@<name>//executorch:llm_ops` links
+    for aarch64, and `torch_export_executorch_1_4_aarch64`, 1.4.1's aarch64 binding with them, from
+    toolchain/libtorch_aarch64.lock (2.5 GB): fetched only by aarch64 builds of //native:et_runner_llm_ops
+    and //native:et_runner_1_4 (docs/native.md, "arm64 with libtorch").
     And `model_explorer`, Google's Model Explorer for `bazel run <program>.explore`, from its own
     lock (tools/explorer/requirements.lock), unless the WORKSPACE declared it first; it is
     fetched only when an .explore target is built (docs/report.md, "Model Explorer").
@@ -43,11 +56,21 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         name = name,
         lock = lock,
         aarch64_runtime = "@{}_aarch64".format(name),
+        aarch64_llm_ops = "@{}_llm_ops_aarch64".format(name),
     )
     executorch_aarch64_repository(
         name = name + "_aarch64",
         lock = lock,
         pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
+        python = "@{}//:python.sh".format(name),
+    )
+
+    # The aarch64 libtorch and libpython that ExecuTorch's LLM operators' kernels load on arm64,
+    # about 2.5 GB: fetched only when an aarch64 target links @<name>//executorch:llm_ops.
+    libtorch_aarch64_repository(
+        name = name + "_llm_ops_aarch64",
+        lock = Label("//toolchain:libtorch_aarch64.lock"),
+        executorch_pin = aarch64_pin or Label("//toolchain:executorch_aarch64.lock"),
         python = "@{}//:python.sh".format(name),
     )
 
@@ -70,7 +93,7 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         locks = {lock: Label("//toolchain/releases:{}.lock".format(lock)) for lock in RELEASE_LOCKS},
         overrides = {lock: release_locks[release] for lock, release in RELEASE_LOCKS.items() if release in release_locks},
         venv = name,
-        repository_rule = executorch_release_repository,
+        repository_rule = _release_repository,
     )
 
     # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
@@ -81,6 +104,23 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
                 name = "torch_export_" + lock,
                 lock = Label("//toolchain/releases:{}.lock".format(lock)),
                 release = release,
+                aarch64_runtime = _aarch64_runtime(lock),
+            )
+
+    # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
+    # arm64 runner is built (its record's arm64): the aarch64 wheel's binding with an aarch64
+    # libtorch (toolchain/releases/<lock>_aarch64.lock pins the wheel, and a torch of its own where
+    # the release's runtimes have one), torch_export_<lock>_aarch64, which executorch/:runtime of
+    # torch_export_<lock> links for aarch64 targets; fetched only then.
+    for lock in ARM64_BINDING_LOCKS:
+        if not native.existing_rule("torch_export_{}_aarch64".format(lock)):
+            libtorch_aarch64_repository(
+                name = "torch_export_{}_aarch64".format(lock),
+                lock = Label("//toolchain:libtorch_aarch64.lock"),
+                executorch_pin = Label("//toolchain/releases:{}_aarch64.lock".format(lock)),
+                python = "@{}//:python.sh".format(name),
+                library = "_portable_lib.cpython-311-aarch64-linux-gnu.so",
+                target = "runtime",
             )
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")

@@ -194,7 +194,19 @@ def _link_kernel_lists(rctx):
 # The wheel has them only in extension/llm/custom_ops/libcustom_ops_aot_lib.so, which links libtorch
 # and the Python binding (so libpython): llm_ops/ holds it and every library it needs that is not
 # the system's or lib/'s, side by side. It registers the kernels in libexecutorch.so's registry when
-# it loads. x86-64 only: the aarch64 wheel's copy needs an aarch64 libtorch and libpython.
+# it loads. For aarch64 the same library and its aarch64 libtorch come from {aarch64_llm_ops}
+# (libtorch_aarch64.bzl), fetched only when an aarch64 target links :llm_ops.
+_LLM_OPS = """
+cc_library(
+    name = "llm_ops",
+    deps = [":runtime"] + select({{
+        ":linux_x86_64": [":x86_64_llm_ops"],
+        ":linux_aarch64_by_platform": ["{aarch64_llm_ops}//:llm_ops"],
+        ":linux_aarch64_by_cpu": ["{aarch64_llm_ops}//:llm_ops"],
+    }}, no_match_error = _NO_MATCH),
+)
+"""
+
 def _llm_ops_build(rctx, executorch):
     """The BUILD text of :llm_ops, after linking its libraries to executorch/llm_ops/ ("" without them)."""
     library = executorch.get_child("extension").get_child("llm").get_child("custom_ops").get_child("libcustom_ops_aot_lib.so")
@@ -202,7 +214,8 @@ def _llm_ops_build(rctx, executorch):
         return ""
     skip = ["lib{}.so".format(name) for name in NATIVE_LIBRARIES + ["executorch_backend_openvino"]]
     names = link_closure(rctx, "venv/bin/python3", library, "executorch/llm_ops", "ExecuTorch's LLM operators", skip)
-    return shared_libraries_build("llm_ops", "llm_ops", names, [":runtime"], prefix = "llm_ops_", compatible_with = ["@platforms//cpu:x86_64"])
+    x86_64 = shared_libraries_build("x86_64_llm_ops", "llm_ops", names, [], prefix = "llm_ops_", compatible_with = ["@platforms//cpu:x86_64"])
+    return x86_64 + _LLM_OPS.format(aarch64_llm_ops = rctx.attr.aarch64_llm_ops)
 
 def _link_native_runtime(rctx):
     """Links the wheel's include/ and lib/ to executorch/ (a package of this repository)."""
@@ -253,6 +266,10 @@ torch_venv_repository = repository_rule(
         "aarch64_runtime": attr.string(
             default = "@torch_export_venv_aarch64",
             doc = "The executorch_aarch64_repository whose libraries executorch/ links for aarch64 targets.",
+        ),
+        "aarch64_llm_ops": attr.string(
+            default = "@torch_export_venv_llm_ops_aarch64",
+            doc = "The libtorch_aarch64_repository whose :llm_ops executorch/:llm_ops links for aarch64 targets.",
         ),
     },
     environ = [_REUSE_ENV, _PYTHON_ENV],

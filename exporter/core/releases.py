@@ -27,8 +27,9 @@ class Release:
                which links libtorch and libpython: its share/cmake config names that library; the
                native runner links it and builds on the runtime's own headers, without
                extension/module, the data loaders, .ptd maps or ETDump, which its wheel lacks)
-    arm64      whether the native runner builds for arm64 (the release's aarch64 wheel ships
-               libraries); why_no_arm64 says why not, for the analysis error
+    arm64      whether the native runner builds for arm64 (from the release's aarch64 wheel: its
+               libraries, or its Python binding with an aarch64 libtorch and libpython); why_no_arm64
+               says why not, for the analysis error
     runtime_lock   toolchain/releases/<runtime_lock>.lock, a whole venv for its runtimes, or None when
                they run on the toolchain's torch: its Python binding was compiled against another
                torch's C++ ABI (toolchain/runtime_venv_repository.bzl; fetched only by the targets
@@ -49,9 +50,6 @@ class Release:
     lowering: str = ""
 
 
-# Why 1.3's and 1.4's native runners have no arm64 build.
-_RUNTIME_ONLY_IN_BINDING = ("its aarch64 wheel ships the runtime only inside its Python binding, which links an "
-                            "aarch64 libtorch and libpython")
 
 RECORDS = (
     Release(
@@ -60,7 +58,8 @@ RECORDS = (
         lock="executorch_1_3",
         native="python_binding",
         arm64=False,
-        why_no_arm64=_RUNTIME_ONLY_IN_BINDING,
+        why_no_arm64=("its aarch64 wheel ships the runtime only inside its Python binding, which needs torch 2.12's "
+                      "aarch64 libtorch, and no lock pins one (toolchain/libtorch_aarch64.lock pins the toolchain's 2.13)"),
         # Its runtimes need torch 2.12's C++ ABI; PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels).
         runtime_lock="executorch_1_3_runtime",
         loaded_by="1.3",
@@ -72,8 +71,8 @@ RECORDS = (
         version="1.4.1",
         lock="executorch_1_4",
         native="python_binding",
-        arm64=False,
-        why_no_arm64=_RUNTIME_ONLY_IN_BINDING,
+        # Its aarch64 wheel's binding, with the aarch64 libtorch of toolchain/libtorch_aarch64.lock.
+        arm64=True,
         loaded_by="1.3",
         lowering="its XNNPACK partitioner fails on max_pool2d without a stride (fixed in 1.5.1)",
     ),

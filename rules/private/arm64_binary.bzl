@@ -51,6 +51,11 @@ ALLOWLIST_ATTRS = {
 # extension: dot product, i8mm, SVE2, bf16) without SME: with qemu 7.2's SME, XNNPACK's int8
 # kernels gave MobileNet q8 outputs unrelated to the host's (SQNR 0.3 dB), which no device has
 # confirmed. QEMU_CPU picks another core (cortex-a53, cortex-a76, max, ...).
+# qemu 7.2 (Debian bookworm's) hands an aarch64 guest the host's /proc/cpuinfo, whose x86 text
+# crashes the cpuinfo library inside PyTorch's aarch64 libc10 (ExecuTorch 1.4's binding takes its
+# cpuinfo from there). Paths under qemu's -L root shadow the host's, so the root is a folder whose
+# lib/ is the sysroot's and whose proc/cpuinfo describes two Neoverse-N1 cores (the instruction set
+# still comes from -cpu, through the auxiliary vector).
 _LAUNCHER = """elf="$runfiles/{elf}"
 case "$(uname -m)" in
   aarch64 | arm64) exec "$elf" "$@" ;;
@@ -64,7 +69,14 @@ if [ ! -e "$sysroot/lib/ld-linux-aarch64.so.1" ] || [ ! -e "$sysroot/lib/libstdc
   echo "rules_torch_export: {label} is an aarch64 binary; its C and C++ libraries come from Debian's g++-aarch64-linux-gnu (under $sysroot), which is not installed; run: apt-get install g++-aarch64-linux-gnu (./bazelw does it as root)" >&2
   exit 1
 fi
-exec qemu-aarch64-static -cpu "${{QEMU_CPU:-max,sme=off}}" -L "$sysroot" "$elf" "$@"
+root="${{TEST_TMPDIR:-${{TMPDIR:-/tmp}}}}/rules_torch_export_qemu_root_$(id -u)"
+if [ ! -e "$root/proc/cpuinfo" ] || [ "$(readlink "$root/lib")" != "$sysroot/lib" ]; then
+  mkdir -p "$root/proc" && ln -sfn "$sysroot/lib" "$root/lib"
+  for cpu in 0 1; do
+    printf 'processor\t: %s\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n' "$cpu"
+  done > "$root/proc/cpuinfo.$$" && mv -f "$root/proc/cpuinfo.$$" "$root/proc/cpuinfo"
+fi
+exec qemu-aarch64-static -cpu "${{QEMU_CPU:-max,sme=off}}" -L "$root" "$elf" "$@"
 """
 
 def _renamed(ctx, elf, runfiles):

@@ -2,17 +2,18 @@
 
 numerics_test, llm_generation_test, executorch_benchmark and executorch_profile share the checks
 (rules/private/lib/releases.bzl), so each gets the same rows: an older runtime for a newer program
-(both named), a release's program tested without naming a release, a release the records do not have, and arm64 for a release without an arm64 runner.
+(both named), a release's program tested without naming a release, and a release the records do
+not have. arm64 for a release without an arm64 runner (1.3's) is a nightly row: naming 1.3's
+runtimes fetches their venv (tests/compatibility/BUILD, arm64_without_runner_test).
 """
 
-def release_errors(prefix, programs, arm64, attrs = {}):
+def release_errors(prefix, programs, attrs = {}):
     """The rows of bad_target_test_suite for one kind of test.
 
     Args:
       prefix: the start of the fixtures' names.
       programs: {release: (the program target lowered for it, its label as messages name it)}
         for "1.4" and "1.5".
-      arm64: the attributes that ask the test for an arm64 run.
       attrs: the other attributes every fixture needs (a generation test's tokenizer and prompts).
 
     Returns:
@@ -27,10 +28,6 @@ def release_errors(prefix, programs, arm64, attrs = {}):
         ]),
         "release_program_no_release": ({"program": old}, [
             "program {} is lowered for ExecuTorch 1.4 (1.4.1); set release = \"1.4\"".format(old_label),
-        ]),
-        "arm64_without_runner": (dict(arm64, program = old, release = "1.4"), [
-            "ExecuTorch 1.4 (1.4.1)'s native runner has no arm64 build",
-            "remove arm64",
         ]),
         "unknown_test_release": ({"program": new, "release": "2.0"}, [
             "release = \"2.0\" is not an ExecuTorch release these rules know; use one of [\"1.3\", \"1.4\", \"1.5\"]",

@@ -32,7 +32,7 @@ def _generation_test_impl(ctx):
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64 else []), program.backends)
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, ctx.attr.arm64)
-    check_llm_ops_runtimes(where, program, ctx.attr.arm64, ctx.attr.native_runner.label if "native" in runtimes else None)
+    check_llm_ops_runtimes(where, program, ctx.attr.native_runner.label if "native" in runtimes or ctx.attr.arm64 else None)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     release_entries, release_files = release_runtime_config(ctx, program, release)

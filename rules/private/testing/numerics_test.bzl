@@ -85,7 +85,7 @@ def _check(ctx, where, program, steps):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
-    check_llm_ops_runtimes(where, program, "arm64" in runtimes, ctx.attr.native_runner.label if "native" in runtimes else None)
+    check_llm_ops_runtimes(where, program, ctx.attr.native_runner.label if "native" in runtimes or "arm64" in runtimes else None)
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
