@@ -67,6 +67,40 @@ def custom_sdpa(module, query, key, value, attention_mask, scaling=None, dropout
     return output, None
 
 
+def _llama_attention_forward(attention):
+    """transformers' LlamaAttention.forward over update_cache and custom_sdpa that keeps query, key
+    and value in their layout [batch, seq, head, dim] (rope broadcast over the heads' axis): without
+    the transposes to [batch, head, seq, dim] and back, which cost copies at every decode step."""
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    def forward(hidden_states, position_embeddings, attention_mask=None, past_key_values=None, **kwargs):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, attention.head_dim)
+        query = attention.q_proj(hidden_states).view(hidden_shape)
+        key = attention.k_proj(hidden_states).view(hidden_shape)
+        value = attention.v_proj(hidden_states).view(hidden_shape)
+        cos, sin = position_embeddings
+        query, key = apply_rotary_pos_emb(query, key, cos, sin, unsqueeze_dim=2)
+        layer = attention.kv_layer
+        start = _start_pos(layer, key.shape[1])
+        torch.ops.llama.update_cache(key, layer.keys, start)
+        torch.ops.llama.update_cache(value, layer.values, start)
+        output = torch.ops.llama.custom_sdpa(query, layer.keys, layer.values, start, None, 0.0, True,
+                                             attention.scaling)
+        return attention.o_proj(output.reshape(*input_shape, -1)), None
+    return forward
+
+
+def _keep_layout(attention_modules):
+    """Gives each LlamaAttention (by its forward, not a subclass that changes it) the forward that
+    keeps ExecuTorch's layout; other attentions keep theirs, transposing around the operators."""
+    from transformers.models.llama.modeling_llama import LlamaAttention
+
+    for attention in attention_modules:
+        if type(attention).forward is LlamaAttention.forward:
+            object.__setattr__(attention, "forward", _llama_attention_forward(attention))
+
+
 def _register_attention():
     """custom_sdpa under ATTENTION, with no mask to build (custom_sdpa is causal from start_pos)."""
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401  (defines torch.ops.llama)
@@ -128,6 +162,8 @@ def apply(module, ops, label):
     attention = [m for m in exportable.model.modules() if hasattr(m, "layer_idx") and hasattr(m, "scaling")]
     for child in attention:  # a plain attribute, not a submodule: the attention reads start_pos from it
         object.__setattr__(child, "kv_layer", layers[child.layer_idx])
+    if "kv_cache" in ops:
+        _keep_layout(attention)
     config = exportable.model.config  # and its text model's, when it has one of its own
     config._attn_implementation = config.get_text_config()._attn_implementation = ATTENTION
     _last_logits_only(exportable.model)

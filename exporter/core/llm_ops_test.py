@@ -61,3 +61,13 @@ def test_an_attention_argument_custom_sdpa_lacks_fails_in_one_line():
         llm_ops.custom_sdpa(torch.nn.Identity(), None, None, None, None, softcap=50.0)
     assert str(e.value) == ("llm_ops = sdpa: Identity passes softcap, which ExecuTorch's custom_sdpa does not "
                             "take; remove llm_ops for this model")
+
+
+def test_no_transpose_feeds_executorchs_operators_with_kv_cache():
+    """A Llama keeps query, key and value as [batch, seq, head, dim], the operators' layout: no
+    transposes (copies in the program) to transformers' [batch, head, seq, dim] and back."""
+    program = torch.export.export(_runner_model(("sdpa", "kv_cache")), (torch.tensor([[3, 5]]), torch.arange(2)),
+                                  strict=True)
+    operators = [n for n in program.graph.nodes if n.op == "call_function" and "llama." in str(n.target)]
+    inputs = [arg.target for n in operators for arg in n.args if isinstance(arg, torch.fx.Node) and arg.op != "placeholder"]
+    assert len(operators) == 3 and torch.ops.aten.transpose.int not in inputs, inputs
