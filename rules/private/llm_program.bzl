@@ -135,8 +135,8 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
       llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 2x faster decoding, up to
-        half as fast prefill, x86-64 only; docs/performance.md). kernels and initialized_buffers then
-        default for them (docs/llm.md); the program runs in //native:et_runner_llm_ops and Python.
+        half as fast prefill; docs/performance.md). kernels and initialized_buffers then default for
+        them (docs/llm.md); the program runs in //native:et_runner_llm_ops (x86-64, arm64) and Python.
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
