@@ -29,6 +29,41 @@ package(default_visibility = ["//visibility:public"])
 exports_files(glob(["lib/*.so"]))
 """
 
+def pip_download_aarch64(rctx, what, dest, args, platforms = [WHEEL_PLATFORM], timeout = 1200):
+    """Downloads aarch64 wheels for CPython WHEEL_PYTHON, without their dependencies, into dest.
+
+    Args:
+      rctx: the repository context; its attribute python is a Python with pip.
+      what: the wheels, as the error names them.
+      dest: the folder the wheels go to.
+      args: what pip downloads (requirements, or -r and a hashed requirements file).
+      platforms: pip's platform tags the wheels may have.
+      timeout: seconds.
+    """
+    platform_args = []
+    for platform in platforms:
+        platform_args += ["--platform", platform]
+    result = rctx.execute([
+        str(rctx.path(rctx.attr.python)),
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        WHEEL_PYTHON,
+        "--no-input",
+        "--disable-pip-version-check",
+        "--dest",
+        dest,
+    ] + platform_args + args, timeout = timeout, quiet = True)
+    if result.return_code != 0:
+        fail("rules_torch_export: pip download of {} failed (exit {}): {}".format(
+            what,
+            result.return_code,
+            (result.stderr.strip().splitlines() or ["no output"])[-1],
+        ))
+
 def _pin(rctx, path, what):
     """(version, sha256) of the executorch line of a requirements file."""
     for line in rctx.read(path).splitlines():
@@ -53,29 +88,7 @@ def _executorch_aarch64_repository_impl(rctx):
         ))
     rctx.report_progress("pip download executorch=={} ({} wheel)".format(version, WHEEL_PLATFORM))
     python = str(rctx.path(rctx.attr.python))
-    result = rctx.execute([
-        python,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--platform",
-        WHEEL_PLATFORM,
-        "--python-version",
-        WHEEL_PYTHON,
-        "--no-input",
-        "--disable-pip-version-check",
-        "--dest",
-        "wheel",
-        "executorch==" + version,
-    ], timeout = 1200, quiet = True)
-    if result.return_code != 0:
-        fail("rules_torch_export: pip download of the aarch64 executorch=={} wheel failed (exit {}): {}".format(
-            version,
-            result.return_code,
-            (result.stderr.strip().splitlines() or ["no output"])[-1],
-        ))
+    pip_download_aarch64(rctx, "the aarch64 executorch=={} wheel".format(version), "wheel", ["executorch==" + version])
     wheels = [f for f in rctx.path("wheel").readdir() if f.basename.endswith(".whl")]
     if len(wheels) != 1:
         fail("rules_torch_export: pip download of the aarch64 executorch=={} wheel gave {}".format(version, [f.basename for f in wheels]))

@@ -9,12 +9,12 @@ the loader opens from `library`, and offers them as one cc_library: :llm_ops, wh
 @torch_export_venv//executorch:llm_ops links for aarch64 targets, or a release's :runtime.
 """
 
+load(":executorch_aarch64.bzl", "WHEEL_PYTHON", "pip_download_aarch64")
 load(":native_runtime.bzl", "NATIVE_LIBRARIES", "shared_libraries_build")
 
 # pip's platform tags for the wheels: NVIDIA's are tagged manylinux_2_17 to 2_27, torch's and
 # ExecuTorch's 2_28 (aarch64 Linux with glibc 2.28 or newer takes them all).
 WHEEL_PLATFORMS = ["manylinux_2_{}_aarch64".format(minor) for minor in range(28, 16, -1)] + ["manylinux2014_aarch64"]
-WHEEL_PYTHON = "3.11"
 DEBIAN_MIRROR = "http://deb.debian.org/debian/"
 
 # libpython, which the Python bindings need but name in no DT_NEEDED (extension modules leave
@@ -108,33 +108,15 @@ def _executorch_pin(rctx):
 def _fetch(rctx, pip, debs):
     """Downloads the wheels into wheels/ (pip checks every sha256) and the .debs into debs/."""
     rctx.file("wheels.lock", "\n".join(pip + [_executorch_pin(rctx)]) + "\n")
-    platforms = []
-    for platform in WHEEL_PLATFORMS:
-        platforms += ["--platform", platform]
     rctx.report_progress("pip download of torch's aarch64 libraries (about 2.5 GB)")
-    result = rctx.execute([
-        str(rctx.path(rctx.attr.python)),
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--require-hashes",
-        "--python-version",
-        WHEEL_PYTHON,
-        "--no-input",
-        "--disable-pip-version-check",
-        "--dest",
+    pip_download_aarch64(
+        rctx,
+        "the aarch64 wheels of {}".format(rctx.attr.lock),
         "wheels",
-        "-r",
-        "wheels.lock",
-    ] + platforms, timeout = 3600, quiet = True)
-    if result.return_code != 0:
-        fail("rules_torch_export: pip download of the aarch64 wheels of {} failed (exit {}): {}".format(
-            rctx.attr.lock,
-            result.return_code,
-            (result.stderr.strip().splitlines() or ["no output"])[-1],
-        ))
+        ["--require-hashes", "-r", "wheels.lock"],
+        platforms = WHEEL_PLATFORMS,
+        timeout = 3600,
+    )
     for path, sha256 in debs:
         rctx.download(DEBIAN_MIRROR + path, "debs/" + path.split("/")[-1], sha256 = sha256)
 

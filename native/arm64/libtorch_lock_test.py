@@ -34,7 +34,8 @@ def test_torch_is_the_toolchains_version():
 
 
 def test_libpython_is_the_aarch64_wheels_python_with_what_it_loads():
-    with open(RUNFILES.Rlocation("rules_torch_export/toolchain/libtorch_aarch64.bzl"), encoding="utf-8") as f:
+    # libtorch_aarch64.bzl takes the wheels' Python from executorch_aarch64.bzl.
+    with open(RUNFILES.Rlocation("rules_torch_export/toolchain/executorch_aarch64.bzl"), encoding="utf-8") as f:
         python = re.search(r'^WHEEL_PYTHON = "(.*)"$', f.read(), re.M)
     assert python
     assert set(DEBS) == {"libpython" + python.group(1), "zlib1g", "libexpat1"}
