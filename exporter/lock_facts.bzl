@@ -26,5 +26,6 @@ RUNTIME_LOCKS = {
 }
 
 ARM64_BINDING_LOCKS = {
+    "executorch_1_3_runtime": "1.3",
     "executorch_1_4": "1.4",
 }

@@ -4,9 +4,9 @@ binding (exporter/core/releases.py's native = "python_binding": 1.3 and 1.4).
 The same et_runner.cc, built against the release's own headers with ET_RUNNER_PROGRAM_API (those
 wheels ship no extension/module, data loaders, .ptd maps or ETDump: program_module.h stands in for
 Module), and linked with the binding and the libraries it needs (toolchain/release_repository.bzl).
-Built for aarch64 (a release whose record has arm64: 1.4), the runtime is the aarch64 wheel's
-binding with an aarch64 libtorch and libpython (toolchain/libtorch_aarch64.bzl); other releases'
-runners are x86-64 only (docs/compatibility.md).
+Built for aarch64 (a release whose record has arm64: 1.3 and 1.4), the runtime is the aarch64
+wheel's binding with an aarch64 libtorch and libpython (toolchain/libtorch_aarch64.bzl; 1.3's with
+torch 2.12's); a release whose record has not is x86-64 only (docs/compatibility.md).
 """
 
 load("//rules:defs.bzl", "EXECUTORCH_COPTS")

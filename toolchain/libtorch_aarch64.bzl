@@ -99,15 +99,20 @@ def _lock_lines(rctx, path):
             pip.append(line)
     return pip, debs
 
-def _executorch_pin(rctx):
-    for line in rctx.read(rctx.path(rctx.attr.executorch_pin)).splitlines():
-        if line.lower().startswith("executorch=="):
-            return line
-    fail("rules_torch_export: {} pins no executorch wheel".format(rctx.attr.executorch_pin))
+def _distribution(pin):
+    return pin.split("==")[0].strip().lower()
+
+def _wheel_pins(rctx, lock_pins):
+    """The lock's pins, with the pin file's in place of those of the same distributions (a release's torch)."""
+    pins = [line.strip() for line in rctx.read(rctx.path(rctx.attr.executorch_pin)).splitlines() if line.strip() and not line.startswith("#")]
+    replaced = [_distribution(pin) for pin in pins]
+    if "executorch" not in replaced:
+        fail("rules_torch_export: {} pins no executorch wheel".format(rctx.attr.executorch_pin))
+    return [pin for pin in lock_pins if _distribution(pin) not in replaced] + pins
 
 def _fetch(rctx, pip, debs):
     """Downloads the wheels into wheels/ (pip checks every sha256) and the .debs into debs/."""
-    rctx.file("wheels.lock", "\n".join(pip + [_executorch_pin(rctx)]) + "\n")
+    rctx.file("wheels.lock", "\n".join(_wheel_pins(rctx, pip)) + "\n")
     rctx.report_progress("pip download of torch's aarch64 libraries (about 2.5 GB)")
     pip_download_aarch64(
         rctx,
@@ -152,7 +157,7 @@ libtorch_aarch64_repository = repository_rule(
         "executorch_pin": attr.label(
             allow_single_file = True,
             mandatory = True,
-            doc = "The pin of the aarch64 executorch wheel (executorch_aarch64.lock, or a release's) that holds `library`.",
+            doc = "The pin of the aarch64 executorch wheel that holds `library` (executorch_aarch64.lock, or a release's), and of any wheel that replaces the lock's (a release's own torch).",
         ),
         "library": attr.string(
             default = "libcustom_ops_aot_lib.so",

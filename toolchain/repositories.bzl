@@ -29,8 +29,10 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
     C++ is built for //platforms:linux_aarch64; it is fetched only then (docs/native.md, "arm64"). And
     `<name>_llm_ops_aarch64`, the aarch64 libtorch and libpython that `@<name>//executorch:llm_ops` links
     for aarch64, and `torch_export_executorch_1_4_aarch64`, 1.4.1's aarch64 binding with them, from
-    toolchain/libtorch_aarch64.lock (2.5 GB): fetched only by aarch64 builds of //native:et_runner_llm_ops
-    and //native:et_runner_1_4 (docs/native.md, "arm64 with libtorch").
+    toolchain/libtorch_aarch64.lock (2.5 GB), and `torch_export_executorch_1_3_runtime_aarch64`, 1.3.1's
+    with torch 2.12 in place of the lock's torch: fetched only by aarch64 builds of
+    //native:et_runner_llm_ops, //native:et_runner_1_4 and //native:et_runner_1_3 (docs/native.md,
+    "arm64 with libtorch").
     And `model_explorer`, Google's Model Explorer for `bazel run <program>.explore`, from its own
     lock (tools/explorer/requirements.lock), unless the WORKSPACE declared it first; it is
     fetched only when an .explore target is built (docs/report.md, "Model Explorer").

@@ -57,9 +57,9 @@ RECORDS = (
         version="1.3.1",
         lock="executorch_1_3",
         native="python_binding",
-        arm64=False,
-        why_no_arm64=("its aarch64 wheel ships the runtime only inside its Python binding, which needs torch 2.12's "
-                      "aarch64 libtorch, and no lock pins one (toolchain/libtorch_aarch64.lock pins the toolchain's 2.13)"),
+        # Its aarch64 wheel's binding, with torch 2.12's aarch64 libtorch
+        # (toolchain/releases/executorch_1_3_runtime_aarch64.lock).
+        arm64=True,
         # Its runtimes need torch 2.12's C++ ABI; PyPI has torch 2.12 only as a CUDA build (2.7 GB of wheels).
         runtime_lock="executorch_1_3_runtime",
         loaded_by="1.3",

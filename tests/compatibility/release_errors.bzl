@@ -3,8 +3,7 @@
 numerics_test, llm_generation_test, executorch_benchmark and executorch_profile share the checks
 (rules/private/lib/releases.bzl), so each gets the same rows: an older runtime for a newer program
 (both named), a release's program tested without naming a release, and a release the records do
-not have. arm64 for a release without an arm64 runner (1.3's) is a nightly row: naming 1.3's
-runtimes fetches their venv (tests/compatibility/BUILD, arm64_without_runner_test).
+not have.
 """
 
 def release_errors(prefix, programs, attrs = {}):
