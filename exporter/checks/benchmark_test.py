@@ -1,21 +1,26 @@
 """executorch_benchmark's Python runtime in a child process (core/runtime_process.py), as a release
-whose runtimes need another torch (1.3's) times a program: here the child runs on this test's own
-interpreter, so it is the toolchain's ExecuTorch, real, on the tiny XNNPACK program. One child
-serves every case (its start imports torch and ExecuTorch)."""
+whose runtimes need another torch (1.3's) times a program, and llm_generation_test's prompts in one
+such child: here the child runs on this test's own interpreter, so it is the toolchain's
+ExecuTorch, real, on the tiny XNNPACK program and the tiny LLM. One child serves every case (its
+start imports torch and ExecuTorch)."""
 
 import importlib.metadata
 import os
 import sys
 
+import types
+
 import pytest
 import torch
+from runfiles import Runfiles
 
-from exporter.checks import benchmark
+from exporter.checks import benchmark, generation
 from exporter.core import dtypes, runtime_process
 from exporter.tests import built_programs
 
 PTE = built_programs.path("tiny_xnnpack_pte.pte")
 DTYPE_NAMES = {d.code: d.torch for d in dtypes.TABLE}
+LLM = Runfiles.Create().Rlocation("rules_torch_export/models/llm/tiny_lm_llm.pte")
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +58,11 @@ def test_the_benchmark_checks_the_version_the_child_ran(child):
     assert version == importlib.metadata.version("executorch") and figures["calls"] == 2 and figures["load_ms"] > 0
     with pytest.raises(benchmark.OtherRelease, match="is ExecuTorch 1.5.1, not release 1.4's"):
         benchmark.child_figures(child, PTE, None, "forward", 0, 2, "1.4")
+
+
+def test_prompts_share_one_child(child):
+    config = types.SimpleNamespace(pte=LLM, ptd=None)
+    first = generation.child_tokens(child, config, [5, 6, 7], 4, [])
+    second = generation.child_tokens(child, config, [5, 6, 7], 4, [])
+    assert len(first[0]) == 4 and first[0] == second[0]
+    assert first[1] == importlib.metadata.version("executorch")
