@@ -139,6 +139,9 @@ def _write(report, json_path):
     print(line)
 
 
+_RELEASE_FLAGS = ("--release=", "--executorch_layer=", "--runtime_python=")
+
+
 def _release(flags):
     """(--release or None, --runtime_python or None); --executorch_layer's packages go first on
     the import path."""
@@ -155,7 +158,7 @@ def main(argv):
     rest = argv[7:]
     json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
     rest = rest[:rest.index("--json")] if "--json" in rest else rest
-    release, runtime_python = _release([a for a in rest if a.startswith(("--release=", "--executorch_layer=", "--runtime_python="))])
+    release, runtime_python = _release([a for a in rest if a.startswith(_RELEASE_FLAGS)])
     identities = [a for a in rest if not a.startswith("--")]
     ptd = None if ptd == "-" else ptd
     if identities:

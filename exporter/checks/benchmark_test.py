@@ -7,7 +7,6 @@ start imports torch and ExecuTorch)."""
 import importlib.metadata
 import os
 import sys
-
 import types
 
 import pytest
