@@ -2,14 +2,16 @@
 (the native runner's --bench) and then, in this process, in ExecuTorch's Python runtime on the
 same inputs, so that the report shows what the pybindings add to each call.
 
-    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE [--release=R [--executorch_layer=L]]
-              [IDENTITY...] [--json FILE]
+    benchmark RUNNER PTE PTD|- METHOD WARMUP ITERATIONS MODE
+              [--release=R [--executorch_layer=L | --runtime_python=P]] [IDENTITY...] [--json FILE]
 
 MODE is python, native-only or arm64; IDENTITY the identity files of the backend
 package repositories the program needs (core/backend_site.py). With --release, the program is
 timed in that ExecuTorch release's runtimes: RUNNER is its native runner, and L the identity file
 of its packages, which go first on the import path (core/release_site.py) for the Python runtime,
-whose version the report names and checks.
+whose version the report names and checks. A release whose runtimes need another torch (1.3's)
+gives instead P, the interpreter of their venv: the Python runtime is timed in a child process
+there (core/runtime_process.py), which runs the timing loop itself and reports its version.
 
 Prints the runner's table, then the Python runtime's line with its p50 over the native p50, and
 last the whole report as one line of JSON (the runner's figures plus "python"). No figure is a
@@ -30,62 +32,74 @@ import sys
 import tempfile
 import time
 
-from exporter.core import releases
+from exporter.core import dtypes, releases, runtime_process
 
 
-def synthetic_inputs(method_meta):
-    """The native runner's inputs (et_runner.cc, synthetic_inputs) for ExecuTorch's Python
-    runtime: each tensor at its largest shape, floats the pattern (k % 17) / 8 - 1, others 0."""
-    import torch
-
-    from exporter.core import dtypes
-
-    inputs = []
-    for i in range(method_meta.num_inputs()):
-        try:
-            meta = method_meta.input_tensor_meta(i)
-        except Exception:  # a non-tensor input (an int): the runner passes 0
-            inputs.append(0)
-            continue
-        dtype = getattr(torch, {d.code: d.torch for d in dtypes.TABLE}[meta.dtype()])
-        sizes = list(meta.sizes())
-        if dtype == torch.float32:
-            count = 1
-            for size in sizes:
-                count *= size
-            inputs.append(((torch.arange(count) % 17).float() / 8 - 1).reshape(sizes))
-        else:
-            inputs.append(torch.zeros(sizes, dtype=dtype))
-    return inputs
+# {ScalarType number: torch's name}, for the synthetic inputs (core/runtime_process.py).
+_DTYPE_NAMES = {d.code: d.torch for d in dtypes.TABLE}
 
 
-def _percentile(values, p):  # as the runner computes it
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p * (len(ordered) - 1) + 0.5))]
+class OtherRelease(Exception):
+    """The Python runtime that ran is not the release's: the run fails, it does not time it."""
 
 
-def python_figures(pte, ptd, method, warmup, iterations):
-    """Load time, first call and p50/p90/min of `method` in ExecuTorch's Python runtime."""
+def _check_ran(pte, release, version):
+    try:
+        releases.check_ran(pte, release, version)
+    except ValueError as e:
+        raise OtherRelease(str(e)) from None
+
+
+def python_figures(pte, ptd, method, warmup, iterations, release):
+    """(load time, first call and p50/p90/min of `method` in ExecuTorch's Python runtime, in this
+    process; its ExecuTorch version, which must be `release`'s)."""
+    version = importlib.metadata.version("executorch")
+    _check_ran(pte, release, version)
     from executorch.runtime import Runtime
 
-    if ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
-        from exporter.formats import pte_inspect
-
-        pte_inspect.summarize_ptd(ptd)
     runtime = Runtime.get()
     start = time.perf_counter()
     program = runtime.load_program(pte, data_path=ptd) if ptd else runtime.load_program(pte)
     loaded = program.load_method(method)
     load_ms = (time.perf_counter() - start) * 1000
-    inputs = synthetic_inputs(loaded.metadata)
-    times = []
-    for _ in range(1 + warmup + iterations):
-        start = time.perf_counter()
-        loaded.execute(inputs)
-        times.append((time.perf_counter() - start) * 1000)
-    timed = times[1 + warmup:]
-    return {"load_ms": load_ms, "first_call_ms": times[0], "p50_ms": _percentile(timed, 0.5),
-            "p90_ms": _percentile(timed, 0.9), "min_ms": min(timed), "calls": len(timed)}
+    inputs = runtime_process.synthetic_inputs(loaded.metadata, _DTYPE_NAMES)
+    return {"load_ms": load_ms, **runtime_process.timed_calls(loaded.execute, inputs, warmup, iterations)}, version
+
+
+def child_figures(child, pte, ptd, method, warmup, iterations, release):
+    """python_figures' figures and version, timed in a runtime_process.ChildRuntime, for a release
+    whose runtimes need another torch (core/runtime_process.py): the child loads the program,
+    makes the inputs and runs the timing loop, so no figure counts a round trip."""
+    child.load(pte, ptd, [method])
+    _check_ran(pte, release, child.version)
+    return {"load_ms": child.load_ms, **child.time(method, warmup, iterations, _DTYPE_NAMES)}, child.version
+
+
+def python_line(report, pte, ptd, method, warmup, iterations, release, runtime_python):
+    """Times `method` in the Python runtime (this process's, or a child's on runtime_python), prints
+    its line and adds its figures to `report` as "python". Raises OtherRelease."""
+    where = " in its own venv" if runtime_python else ""
+    try:
+        if ptd:  # the runtime follows a .ptd's offsets unchecked; a corrupt one fails in one line
+            from exporter.formats import pte_inspect
+
+            pte_inspect.summarize_ptd(ptd)
+        if runtime_python:
+            with runtime_process.ChildRuntime(runtime_python) as child:
+                figures, version = child_figures(child, pte, ptd, method, warmup, iterations, release)
+        else:
+            figures, version = python_figures(pte, ptd, method, warmup, iterations, release)
+    except OtherRelease:
+        raise
+    except Exception as e:  # e.g. a kernel only the app's runner links
+        figures = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+        print(f"python runtime{where}: cannot run {method} ({figures['error']})")
+    else:
+        figures["over_native_p50"] = figures["p50_ms"] / report["methods"][method]["p50_ms"]
+        print(f"python runtime (ExecuTorch {version}'s executorch.runtime{where}, same inputs): load "
+              f"{figures['load_ms']:.1f} ms, first call {figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
+              f"{figures['over_native_p50']:.2f}x native p50")
+    report["python"] = figures
 
 
 def emulated_line():
@@ -125,14 +139,18 @@ def _write(report, json_path):
     print(line)
 
 
+_RELEASE_FLAGS = ("--release=", "--executorch_layer=", "--runtime_python=")
+
+
 def _release(flags):
-    """The release of --release and --executorch_layer (its packages first on the import path), or None."""
+    """(--release or None, --runtime_python or None); --executorch_layer's packages go first on
+    the import path."""
     options = dict(flag[2:].split("=", 1) for flag in flags)
     if options.get("executorch_layer"):
         from exporter.core import release_site
 
         release_site.activate(options["executorch_layer"])
-    return options.get("release")
+    return options.get("release"), options.get("runtime_python")
 
 
 def main(argv):
@@ -140,7 +158,7 @@ def main(argv):
     rest = argv[7:]
     json_path = rest[rest.index("--json") + 1] if "--json" in rest else None
     rest = rest[:rest.index("--json")] if "--json" in rest else rest
-    release = _release([a for a in rest if a.startswith(("--release=", "--executorch_layer="))])
+    release, runtime_python = _release([a for a in rest if a.startswith(_RELEASE_FLAGS)])
     identities = [a for a in rest if not a.startswith("--")]
     ptd = None if ptd == "-" else ptd
     if identities:
@@ -157,24 +175,11 @@ def main(argv):
         print(emulated_line())
         report.update(emulated=True, qemu_cpu=os.environ.get("QEMU_CPU", "max,sme=off"))
     if python == "python":
-        native_p50 = report["methods"][method]["p50_ms"]
-        version = importlib.metadata.version("executorch")
         try:
-            releases.check_ran(pte, release, version)
-        except ValueError as e:
+            python_line(report, pte, ptd, method, int(warmup), int(iterations), release, runtime_python)
+        except OtherRelease as e:
             print(f"executorch_benchmark: {e}", file=sys.stderr)
             return 1
-        try:
-            figures = python_figures(pte, ptd, method, int(warmup), int(iterations))
-        except Exception as e:  # e.g. a kernel only the app's runner links
-            figures = {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
-            print(f"python runtime: cannot run {method} ({figures['error']})")
-        else:
-            figures["over_native_p50"] = figures["p50_ms"] / native_p50
-            print(f"python runtime (ExecuTorch {version}'s executorch.runtime, same inputs): load "
-                  f"{figures['load_ms']:.1f} ms, first call {figures['first_call_ms']:.3f} ms, p50 {figures['p50_ms']:.3f} ms = "
-                  f"{figures['over_native_p50']:.2f}x native p50")
-        report["python"] = figures
     _write(report, json_path)
     return 0
 

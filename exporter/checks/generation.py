@@ -13,6 +13,7 @@ ids. Each of eos_prompts must end at an end id before the limit: a text cut at t
 show that the runner stops where the model does.
 """
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -25,7 +26,7 @@ import torch
 
 from exporter.actions import tokenizer
 from exporter.checks import contract, etvals, greedy, native
-from exporter.core import backend_site, release_site, releases, runtime_kernels, special_tokens
+from exporter.core import backend_site, release_site, releases, runtime_kernels, runtime_process, special_tokens
 from exporter.formats import pte_inspect
 
 
@@ -55,29 +56,24 @@ def runner_pieces(config, prompt, count):
     return timed_pieces(lambda on_token: runner.generate(prompt, settings, token_callback=on_token))
 
 
-def child_tokens(config, prompt, count, ends):
+def child_tokens(child, config, prompt, count, ends):
     """(ids, ExecuTorch version, seconds to the first, seconds between the first and the last) of
     the program's forward, called as the LLM runner calls it (eager_tokens' loop), in the Python
-    runtime of a release whose runtimes need another torch (core/runtime_process.py): 1.3.1's LLM
-    runner reads tokenizer.json otherwise than the tokenizer does (docs/compatibility.md), so the
-    ids go in and out as the native runner takes them."""
-    from exporter.core import runtime_process
+    runtime of a release whose runtimes need another torch: `child`, a
+    runtime_process.ChildRuntime on its venv. 1.3.1's LLM runner reads tokenizer.json otherwise
+    than the tokenizer does (docs/compatibility.md), so the ids go in and out as the native runner
+    takes them. The program is loaded again for each prompt: its KV cache starts from the .pte's."""
+    child.load(config.pte, config.ptd, ["forward"])
+    times = []
 
-    child = runtime_process.ChildRuntime(config.runtime_python)
-    try:
-        child.load(config.pte, config.ptd, ["forward"])
-        times = []
+    def forward(tokens, positions):
+        logits = child.call("forward", [tokens, positions])[0]
+        times.append(time.perf_counter())
+        return logits
 
-        def forward(tokens, positions):
-            logits = child.call("forward", [tokens, positions])[0]
-            times.append(time.perf_counter())
-            return logits
-
-        start = time.perf_counter()
-        ids = eager_tokens(forward, prompt, count, ends)
-        return ids, child.version, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
-    finally:
-        child.close()
+    start = time.perf_counter()
+    ids = eager_tokens(forward, prompt, count, ends)
+    return ids, child.version, (times[0] - start if times else 0.0), (times[-1] - times[0] if times else 0.0)
 
 
 def timed_pieces(generate):
@@ -219,10 +215,10 @@ def _runner_line(config, prompt, count, pieces, vocab_size):
     return same, f"    LLM runner: {'same tokens' if same else 'DIFFERENT: ' + repr(''.join(got))}; {_speed(got, first, rest)}"
 
 
-def _child_line(config, ids, count, expected, ends):
+def _child_line(config, context, ids, count, expected):
     """(same ids as eager, the report's line) of the release's Python runtime in its own venv."""
     try:
-        got, version, first, rest = child_tokens(config, ids, count, ends)
+        got, version, first, rest = child_tokens(context["child"], config, ids, count, context["ends"])
     except RuntimeError as e:  # the runtime refused the program, or its process ended
         raise ValueError(f"{_runtime_text(config)}'s Python runtime fails on {config.program}: "
                          f"{(str(e).strip().splitlines() or ['?'])[0]}"
@@ -259,7 +255,7 @@ def _case(config, context, prompt, must_end):
     if must_end and not ended:
         lines.append(f"    must end at an end id {context['ends']} within {count} tokens (eos_prompts), but eager runs to "
                      f"the limit: give eos_prompts a prompt whose text ends, or more max_new_tokens")
-    ok, line = _child_line(config, ids, count, expected, context["ends"]) if config.runtime_python else \
+    ok, line = _child_line(config, context, ids, count, expected) if config.runtime_python else \
         _runner_line(config, prompt, count, pieces, context["vocab_size"])
     lines.append(line)
     if config.native_runner:
@@ -281,9 +277,12 @@ def run(config):
     context, first = _context(config)
     backend_site.activate(config.backend_packages)  # before the runner loads the program
     lines, agree, end = [first], True, True
-    for prompt, must_end in [(p, False) for p in config.prompts] + [(p, True) for p in config.eos_prompts]:
-        same, ends, case_lines = _case(config, context, prompt, must_end)
-        agree, end, lines = agree and same, end and ends, lines + case_lines
+    # One child for every prompt (a start imports its torch and ExecuTorch: about 9 s here).
+    with runtime_process.ChildRuntime(config.runtime_python) if config.runtime_python else contextlib.nullcontext() as child:
+        context["child"] = child
+        for prompt, must_end in [(p, False) for p in config.prompts] + [(p, True) for p in config.eos_prompts]:
+            same, ends, case_lines = _case(config, context, prompt, must_end)
+            agree, end, lines = agree and same, end and ends, lines + case_lines
     if not agree:
         lines.append("The program does not generate what the model generates: check the model's forward against "
                      "the runner's contract (docs/llm.md), then the numerics_test of the program.")

@@ -2,9 +2,9 @@
 ExecuTorch's native runtime, as a whole or per operator."""
 
 load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE")
-load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo")
+load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
-load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "check_toolchain_runtimes", "release_runtime_config", "release_test_attrs", "release_text", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
+load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs", "release_text", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
 load(":program_report.bzl", "GRAPHVIZ_ATTRS", "runfiles_report_config")
@@ -79,10 +79,12 @@ def _release_arguments(ctx, where, program):
     """(benchmark.py's arguments naming the release whose runtimes time the program, its Files)."""
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, Arm64BinaryInfo in ctx.attr.native_runner)
-    check_toolchain_runtimes(where, release)
     entries, files = release_runtime_config(ctx, program, release)
     if not entries:
         return [], []
+    runtimes = ctx.attr.release[ExecuTorchReleaseInfo] if ctx.attr.release else None
+    if runtimes and runtimes.runtime_python:  # 1.3's: its Python runtime times the program in its own venv
+        return ["--release=" + release, "--runtime_python=" + runtimes.runtime_python.short_path], [runtimes.runtime_python, runtimes.runtime_identity]
     layer = ["--executorch_layer=" + entries["executorch_layer"]] if entries["executorch_layer"] else []
     return ["--release=" + release] + layer, files
 
@@ -167,8 +169,9 @@ def executorch_benchmark(name, program, warmup = 3, iterations = 20, compare_pyt
       method: the method to call.
       release: the ExecuTorch release whose runtimes time it, e.g. "1.4": its native runner
         (//native:et_runner_1_4) and its Python runtime (from its lock, ahead of the toolchain's
-        venv), whose version the report names. Default: the toolchain's, which must be the
-        program's; an older one than the program's fails (docs/compatibility.md).
+        venv), whose version the report names. 1.3's Python runtime times it in a child process
+        on the venv of its own, which runs the timing loop there. Default: the toolchain's, which
+        must be the program's; an older one than the program's fails (docs/compatibility.md).
       **kwargs: passed to the target (tags, visibility, ...).
     """
     attrs = release_test_attrs(release, None, native_runner, kwargs)

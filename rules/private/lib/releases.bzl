@@ -85,15 +85,6 @@ def check_test_release(where, program, given, any_order = False):
         fail(where + "program {} is lowered for {}; set release = \"{}\" to run it in that release's runtimes (or release = \"{}\" for the default's, which load it too)".format(program.label, release_text(program.release), program.release, DEFAULT_RELEASE))
     return runtime
 
-def check_toolchain_runtimes(where, runtime):
-    """Fails for a release whose runtimes run in a venv of their own (runtime_lock: 1.3's).
-
-    Such a test runs ExecuTorch in the toolchain's process, on its torch: numerics_test and
-    llm_generation_test hand a program's calls to that venv; executorch_benchmark does not yet.
-    """
-    if runtime and RELEASES[runtime]["runtime_lock"]:
-        fail(where + "release = \"{}\": {}'s runtimes run in a venv of their own (another torch), which only numerics_test and llm_generation_test run programs in so far; use numerics_test(release = \"{}\") for it, or test the program with release = \"{}\" (docs/compatibility.md)".format(runtime, release_text(runtime), runtime, RELEASE_NAMES[RELEASE_NAMES.index(runtime) + 1]))
-
 def check_arm64_release(where, runtime, arm64):
     """Fails when an arm64 run is asked of a release whose native runner has no arm64 build."""
     if arm64 and not RELEASES[runtime]["arm64"]:
