@@ -14,6 +14,9 @@ of ours against export_llm's as ratios (ours / theirs), and how many tokens each
 prompt is one after which every program generates all NEW_TOKENS, so decode is timed over the
 same positions; an end token would cut a program's decode short).
 
+It then prints each program's instructions per prefill and decode call, counted by callgrind in
+//native:et_runner_llm_ops (bench/llm_instructions.py; `--instructions RUNNER CALLGRIND`).
+
     ./bazelw run //bench:export_llm_1b    (manual: about 14 GiB free needed, docs/performance.md)
 
 does the same for //models/llm:hf_llama_1b's Llama-3.2-1B shape (`--shape 1b`): our program with
@@ -174,7 +177,8 @@ def main():
         everything = dict(ours, export_llm=(theirs, None))
         _print(everything, _measure(everything, tokenizer), tokenizer)
         if "--instructions" in sys.argv:  # the runner and callgrind follow it
-            _print_instructions(*sys.argv[sys.argv.index("--instructions") + 1:][:2], everything)
+            at = sys.argv.index("--instructions")
+            _print_instructions(sys.argv[at + 1], sys.argv[at + 2], everything)
     print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
