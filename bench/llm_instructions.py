@@ -62,6 +62,8 @@ def per_call(callgrind, runner, pte):
             arguments.append(f"forward={path}")
         dumps, _ = instructions.callgrind_dumps(callgrind, runner, pte, arguments, pte)
     counted = [total for name, total in dumps.get(1, []) if name == "call forward"]
+    if len(counted) != len(calls):  # a runner built without valgrind's client requests marks none
+        raise SystemExit(f"{pte}: the runner marked {len(counted)} calls for callgrind, not {len(calls)}")
     return dict(zip((phase for phase, _, _ in calls), counted))
 
 
