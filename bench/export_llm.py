@@ -14,6 +14,9 @@ of ours against export_llm's as ratios (ours / theirs), and how many tokens each
 prompt is one after which every program generates all NEW_TOKENS, so decode is timed over the
 same positions; an end token would cut a program's decode short).
 
+It then prints each program's instructions per prefill and decode call, counted by callgrind in
+//native:et_runner_llm_ops (bench/llm_instructions.py; `--instructions RUNNER CALLGRIND`).
+
     ./bazelw run //bench:export_llm_1b    (manual: about 14 GiB free needed, docs/performance.md)
 
 does the same for //models/llm:hf_llama_1b's Llama-3.2-1B shape (`--shape 1b`): our program with
@@ -59,7 +62,7 @@ def recipe(shape, folder):
     }
 
 
-def _export_llm(shape, folder):
+def run_export_llm(shape, folder):
     """Runs export_llm into folder; its .pte and the seconds it took."""
     params, config = os.path.join(folder, "params.json"), os.path.join(folder, "config.yaml")
     for path, value in zip((params, config), recipe(shape, folder)):
@@ -145,6 +148,14 @@ def _print(programs, rounds, tokenizer):
         print(f"{name} / export_llm's: " + ", ".join(f"{label} {a / b:.2f}" for label, a, b in zip(labels, ours, theirs)))
 
 
+def _print_instructions(runner, callgrind, programs):
+    """Each program's instructions per prefill and decode call (bench/llm_instructions.py)."""
+    from bench import llm_instructions
+
+    found = llm_instructions.figures(callgrind, runner, {name: files[0] for name, files in programs.items()})
+    print("\ninstructions per call under callgrind, one thread:\n" + "\n".join(llm_instructions.table(found)))
+
+
 def program_files(args):
     """{//pkg:name: (.pte, its .ptd or None)} of the programs' runfiles paths (each program's files,
     e.g. bench/hf_llama_4bit_emb.pte and models/llm/hf_llama_1b_llm.ptd; other files are skipped)."""
@@ -160,11 +171,14 @@ def main():
     shape = sys.argv[2] if sys.argv[1] == "--shape" else "hf_llama"
     ours, tokenizer = program_files(sys.argv[1:-1]), sys.argv[-1]  # the programs' files, then the tokenizer
     with tempfile.TemporaryDirectory() as folder:
-        theirs, seconds = _export_llm(shape, folder)
+        theirs, seconds = run_export_llm(shape, folder)
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # its process, the only child yet
         print(f"export_llm ({shape}'s shape): {seconds:.0f} s, peak RSS {peak:.2f} GiB")
         everything = dict(ours, export_llm=(theirs, None))
         _print(everything, _measure(everything, tokenizer), tokenizer)
+        if "--instructions" in sys.argv:  # the runner and callgrind follow it
+            at = sys.argv.index("--instructions")
+            _print_instructions(sys.argv[at + 1], sys.argv[at + 2], everything)
     print(f"this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

@@ -26,3 +26,28 @@ def test_a_programs_ptd_goes_with_its_pte():
         "//models/llm:hf_llama_1b_llm": ("models/llm/hf_llama_1b_llm.pte", "models/llm/hf_llama_1b_llm.ptd"),
         "//bench:hf_llama_4bit_emb": ("bench/hf_llama_4bit_emb.pte", None),
     }
+
+
+def _figures(ours_decode, ours_bytes):
+    from bench import llm_instructions
+
+    row = dict.fromkeys((llm_instructions.PREFILL, *llm_instructions.DECODES), 100)
+    return {"ours": dict(row, **dict.fromkeys(llm_instructions.DECODES, ours_decode), bytes=ours_bytes),
+            "export_llm": dict(row, bytes=1000)}
+
+
+def test_the_instruction_gate_names_each_figure_above_export_llms():
+    from bench import llm_instructions
+
+    assert llm_instructions.failures(_figures(100, 1000), [("ours", "export_llm")]) == []
+    assert llm_instructions.failures(_figures(101, 1001), [("ours", "export_llm")]) == [
+        "ours: decode at 1 101 > export_llm's 100", "ours: decode at 24 101 > export_llm's 100",
+        "ours: bytes 1,001 > export_llm's 1,000"]
+
+
+def test_the_instruction_table_gives_each_program_against_export_llms():
+    from bench import llm_instructions
+
+    lines = llm_instructions.table(_figures(50, 900))
+    assert lines[2].startswith("| `ours` | 100 | 50 | 50 | 900 |")
+    assert lines[-1] == "| ours / export_llm | 1.000 | 0.500 | 0.500 | 0.900 |"

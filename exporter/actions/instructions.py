@@ -75,20 +75,28 @@ def host_cpu():
             "model": int(fields.get("model", "-1")), "name": fields.get("model name", "?")}
 
 
-def count(callgrind, runner, pte, methods, label, ptd=None):
-    """(counts, the runner's JSON report) of one run of `runner` under callgrind: counts is
-    {"load": n, "methods": {method: n}, "other_threads": n}; a failure is a UserError naming label."""
+def callgrind_dumps(callgrind, runner, pte, calls, label, ptd=None):
+    """(_dumps' result, the runner's JSON report) of one run of `runner` under callgrind with the
+    runner's --call arguments `calls` (METHOD or METHOD=IN.etvals); a failure is a UserError naming
+    label."""
     with tempfile.TemporaryDirectory(prefix="callgrind-") as folder:
         command = [callgrind, "--separate-threads=yes", f"--callgrind-out-file={folder}/callgrind.out",
                    os.path.abspath(runner), pte, "--one-thread"]
-        command += [a for m in methods for a in ("--call", m)] + (["--data", ptd] if ptd else [])
+        command += [a for call in calls for a in ("--call", call)] + (["--data", ptd] if ptd else [])
         result = subprocess.run(command, capture_output=True, text=True,
                                 env=dict(os.environ, ET_RUNNER_UNSUPERVISED="1"))
         if result.returncode != 0:
             lines = [line for line in result.stderr.splitlines() if line.startswith(("et_runner:", "valgrind is"))]
             reason = lines[-1] if lines else (result.stderr.strip().splitlines() or [f"exit {result.returncode}"])[-1]
             raise UserError(f"{label}: cannot count its instructions under callgrind: {reason}")
-        return counts(_dumps(folder), methods, label), json.loads(result.stdout.strip().splitlines()[-1])
+        return _dumps(folder), json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def count(callgrind, runner, pte, methods, label, ptd=None):
+    """(counts, the runner's JSON report) of one run of `runner` under callgrind, each method called
+    once on its synthetic inputs: counts is {"load": n, "methods": {method: n}, "other_threads": n}."""
+    dumps, report = callgrind_dumps(callgrind, runner, pte, methods, label, ptd)
+    return counts(dumps, methods, label), report
 
 
 def run(config):

@@ -134,9 +134,9 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default: 2x faster decoding, up to
-        half as fast prefill; docs/performance.md). kernels and initialized_buffers then default for
-        them (docs/llm.md); the program runs in //native:et_runner_llm_ops (x86-64, arm64) and Python.
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default; when to turn it on, and
+        why it is off: docs/llm.md, "ExecuTorch's LLM operators"). kernels and initialized_buffers then
+        default for them; its tests name native_runner = "//native:et_runner_llm_ops".
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
