@@ -3,7 +3,8 @@
 einops, and their tests pass. The only end-to-end test that installs a venv of its own. Its
 OpenVINO program takes OpenVINO's packages from the workspace's own backend lock, and its program
 for an app that links ExecuTorch 1.4 takes 1.4 from the team's own build of it (release_locks;
-PyPI's 1.4.1 wheel stands in for a fork's)."""
+PyPI's 1.4.1 wheel stands in for a fork's); a runtime of that release that the team names no build
+of (its arm64 runner's binding, 1.3's runtimes) fails at fetch in one line, never PyPI's instead."""
 
 import json
 import os
