@@ -117,7 +117,6 @@ def test_the_1_4_program_is_lowered_by_the_team_s_own_build(own_lock):
     assert manifest["toolchain"]["executorch"] == "1.4.1"
 
 
-
 def _declaration(workspace, repository):
     """The WORKSPACE's declaration of `repository`, as `bazel query --output=build` prints it (no fetch)."""
     rule = workspace.bazel("query", f"//external:{repository}", "--output=build")
