@@ -6,6 +6,7 @@ load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
 load(":libtorch_aarch64.bzl", "libtorch_aarch64_repository")
+load(":refused_repository.bzl", "refused_repository")
 load(":release_repository.bzl", "executorch_release_repository")
 load(":runtime_venv_repository.bzl", "runtime_venv_repository")
 load(":valgrind_repository.bzl", "valgrind_repository")
@@ -19,7 +20,14 @@ def _release_repository(name, **kwargs):
     """executorch_release_repository, with the aarch64 runtime of the releases whose runner builds for arm64."""
     executorch_release_repository(name = name, aarch64_runtime = _aarch64_runtime(name[len("torch_export_"):]), **kwargs)
 
-def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None, aarch64_pin = None, backend_locks = {}, release_locks = {}):
+def torch_export_toolchain_repositories(
+        name = "torch_export_venv",
+        lock = None,
+        aarch64_pin = None,
+        backend_locks = {},
+        release_locks = {},
+        release_runtime_locks = {},
+        release_aarch64_pins = {}):
     """Declares the venv repository that the registered toolchain uses.
 
     Also declares `graphviz`, Debian's `dot` as a declared tool of the program reports
@@ -52,6 +60,15 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         {"1.4": "//:executorch_1_4.lock"} for a team's own build of that release. Each release's
         repository (`torch_export_executorch_<major>_<minor>`) is fetched only when a target names
         the release, and installs the lock's pins ahead of `lock`'s (docs/compatibility.md).
+        The runtimes that the release's lock does not hold are not taken from PyPI's build of
+        the release in its place: those below must come from the team's build too, or their
+        fetch fails in one line naming the argument to add.
+      release_runtime_locks: {release: label of a lock} for a release of `release_locks` whose
+        runtimes have a venv of their own (1.3), in the form of
+        toolchain/releases/executorch_1_3_runtime.lock: its Python runtime and native runner.
+      release_aarch64_pins: {release: label of a pin file} for a release of `release_locks` whose
+        runner builds for arm64 (1.3, 1.4), in the form of toolchain/releases/<lock>_aarch64.lock,
+        e.g. {"1.4": "//:executorch_1_4_aarch64.lock"}: the aarch64 binding its arm64 runner links.
     """
     lock = lock or Label("//toolchain:requirements.lock")
     torch_venv_repository(
@@ -98,35 +115,71 @@ def torch_export_toolchain_repositories(name = "torch_export_venv", lock = None,
         repository_rule = _release_repository,
     )
 
-    # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
-    # venv of their own, torch_export_<runtime_lock>, fetched only when a target runs them.
-    for lock, release in RUNTIME_LOCKS.items():
-        if not native.existing_rule("torch_export_" + lock):
-            runtime_venv_repository(
-                name = "torch_export_" + lock,
-                lock = Label("//toolchain/releases:{}.lock".format(lock)),
-                release = release,
-                aarch64_runtime = _aarch64_runtime(lock),
-            )
-
-    # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
-    # arm64 runner is built (its record's arm64): the aarch64 wheel's binding with an aarch64
-    # libtorch (toolchain/releases/<lock>_aarch64.lock pins the wheel, and a torch of its own where
-    # the release's runtimes have one), torch_export_<lock>_aarch64, which executorch/:runtime of
-    # torch_export_<lock> links for aarch64 targets; fetched only then.
-    for lock in ARM64_BINDING_LOCKS:
-        if not native.existing_rule("torch_export_{}_aarch64".format(lock)):
-            libtorch_aarch64_repository(
-                name = "torch_export_{}_aarch64".format(lock),
-                lock = Label("//toolchain:libtorch_aarch64.lock"),
-                executorch_pin = Label("//toolchain/releases:{}_aarch64.lock".format(lock)),
-                python = "@{}//:python.sh".format(name),
-                library = "_portable_lib.cpython-311-aarch64-linux-gnu.so",
-                target = "runtime",
-            )
+    _release_runtime_repositories(name, release_locks, release_runtime_locks, release_aarch64_pins)
     if not native.existing_rule("graphviz"):
         graphviz_repository(name = "graphviz")
     if not native.existing_rule("valgrind"):
         valgrind_repository(name = "valgrind")
     if not native.existing_rule("model_explorer"):
         model_explorer_repository(name = "model_explorer", lock = Label("//tools/explorer:requirements.lock"))
+
+def _team_or_rules(rule, name, of_release, release_locks, team, argument, what, lock_file, lock_attr, **kwargs):
+    """Declares `name` with `rule` and `lock_attr` set to the team's file (`team`) or the rules' own.
+
+    Where release_locks replaces the release's lock and `team` names nothing for it, the rules'
+    file would be PyPI's build in place of the team's: a refused_repository, whose fetch fails in
+    one line naming the argument to add, takes its place.
+    """
+    if native.existing_rule(name):
+        return
+    if of_release in release_locks and of_release not in team:
+        refused_repository(name = name, message = (
+            "rules_torch_export: release_locks replaces ExecuTorch {release}'s lock with {lock}, but {what} " +
+            "would be PyPI's build of {release} (toolchain/releases/{file}): add {argument} = " +
+            "{{\"{release}\": \"//:<your build's, in that file's form>\"}} to torch_export_toolchain_repositories"
+        ).format(release = of_release, lock = release_locks[of_release], what = what, file = lock_file, argument = argument))
+        return
+    kwargs[lock_attr] = team.get(of_release) or Label("//toolchain/releases:" + lock_file)
+    rule(name = name, **kwargs)
+
+def _release_runtime_repositories(venv, release_locks, release_runtime_locks, release_aarch64_pins):
+    """Declares the releases' runtimes that their lock does not hold: 1.3's venv, the aarch64 bindings."""
+
+    # The runtimes of a release compiled against another torch than the toolchain's (1.3's): a
+    # venv of their own, torch_export_<runtime_lock>, fetched only when a target runs them.
+    for lock, release in RUNTIME_LOCKS.items():
+        _team_or_rules(
+            runtime_venv_repository,
+            "torch_export_" + lock,
+            release,
+            release_locks,
+            release_runtime_locks,
+            "release_runtime_locks",
+            "the venv of {}'s Python runtime and native runner".format(release),
+            lock + ".lock",
+            "lock",
+            release = release,
+            aarch64_runtime = _aarch64_runtime(lock),
+        )
+
+    # The aarch64 runtime of each release whose wheel has it only inside its Python binding and whose
+    # arm64 runner is built (its record's arm64): the aarch64 wheel's binding with an aarch64
+    # libtorch (toolchain/releases/<lock>_aarch64.lock pins the wheel, and a torch of its own where
+    # the release's runtimes have one), torch_export_<lock>_aarch64, which executorch/:runtime of
+    # torch_export_<lock> links for aarch64 targets; fetched only then.
+    for lock, release in ARM64_BINDING_LOCKS.items():
+        _team_or_rules(
+            libtorch_aarch64_repository,
+            "torch_export_{}_aarch64".format(lock),
+            release,
+            release_locks,
+            release_aarch64_pins,
+            "release_aarch64_pins",
+            "the aarch64 binding of {}'s arm64 runner".format(release),
+            lock + "_aarch64.lock",
+            "executorch_pin",
+            lock = Label("//toolchain:libtorch_aarch64.lock"),
+            python = "@{}//:python.sh".format(venv),
+            library = "_portable_lib.cpython-311-aarch64-linux-gnu.so",
+            target = "runtime",
+        )

@@ -3,7 +3,8 @@
 einops, and their tests pass. The only end-to-end test that installs a venv of its own. Its
 OpenVINO program takes OpenVINO's packages from the workspace's own backend lock, and its program
 for an app that links ExecuTorch 1.4 takes 1.4 from the team's own build of it (release_locks;
-PyPI's 1.4.1 wheel stands in for a fork's)."""
+PyPI's 1.4.1 wheel stands in for a fork's); a runtime of that release that the team names no build
+of (its arm64 runner's binding, 1.3's runtimes) fails at fetch in one line, never PyPI's instead."""
 
 import json
 import os
@@ -114,3 +115,63 @@ def test_the_1_4_program_is_lowered_by_the_team_s_own_build(own_lock):
         manifest = json.load(f)
     assert manifest["executorch_release"] == {"name": "1.4", "oldest_runtime_measured": "1.4"}
     assert manifest["toolchain"]["executorch"] == "1.4.1"
+
+
+def _declaration(workspace, repository):
+    """The WORKSPACE's declaration of `repository`, as `bazel query --output=build` prints it (no fetch)."""
+    rule = workspace.bazel("query", f"//external:{repository}", "--output=build")
+    assert rule.code == 0, rule.stderr[-3000:]
+    return rule.stdout
+
+
+def _refusals(result):
+    """The rules' messages in a failed build's output, each once."""
+    assert result.code != 0, result.stderr[-3000:]
+    return {line[line.index("rules_torch_export: "):] for line in result.stderr.splitlines() if "rules_torch_export: " in line}
+
+
+def test_the_arm64_runner_of_the_team_s_1_4_refuses_pypi_s_binding(own_lock):
+    # The WORKSPACE names no aarch64 pin of the team's 1.4 (release_aarch64_pins): the arm64 runner
+    # of 1.4 would link PyPI's 1.4.1 binding. Its fetch fails in one line, before any download.
+    # Checked first: a declaration of PyPI's binding would download 2.5 GB in the build below.
+    assert "refused_repository(" in _declaration(own_lock, "torch_export_executorch_1_4_aarch64")
+    # --incompatible_enable_cc_toolchain_resolution: what the rules ask of a user's .bazelrc for
+    # --platforms (README), which this workspace's .bazelrc leaves out.
+    result = own_lock.bazel("build", "--incompatible_enable_cc_toolchain_resolution",
+                            "--platforms=@rules_torch_export//platforms:linux_aarch64",
+                            "@rules_torch_export//native:et_runner_1_4")
+    assert _refusals(result) == {
+        f"rules_torch_export: release_locks replaces ExecuTorch 1.4's lock with //:{FORK_LOCK}, but the "
+        "aarch64 binding of 1.4's arm64 runner would be PyPI's build of 1.4 "
+        "(toolchain/releases/executorch_1_4_aarch64.lock): add release_aarch64_pins = "
+        "{\"1.4\": \"//:<your build's, in that file's form>\"} to torch_export_toolchain_repositories"
+    }, result.stderr[-3000:]
+    assert "pip download" not in result.stderr, result.stderr[-3000:]
+    aarch64_repo = os.path.join(own_lock.info("output_base"), "external", "torch_export_executorch_1_4_aarch64")
+    assert not os.path.exists(os.path.join(aarch64_repo, "wheels")), os.listdir(aarch64_repo)
+
+
+def test_a_team_s_1_3_refuses_pypi_s_runtimes_and_takes_its_aarch64_pin(own_lock):
+    # With the team's 1.3 too, 1.3's runtimes (a venv of their own) would be PyPI's 1.3.1: the
+    # runner's fetch fails in one line, before the venv's install. An aarch64 pin that the WORKSPACE
+    # names is the one the arm64 runner of 1.4 would link (declared only: no aarch64 fetch here).
+    original = own_lock.read("WORKSPACE")
+    own_lock.write("WORKSPACE", original.replace(
+        f'release_locks = {{"1.4": "//:{FORK_LOCK}"}},',
+        f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.3": "//:executorch_fork_1_3.lock"}},\n'
+        '    release_aarch64_pins = {"1.4": "//:executorch_fork_1_4_aarch64.lock"},'))
+    try:
+        # Checked first: a declaration of PyPI's 1.3 runtimes would install a 5 GB venv below.
+        assert "refused_repository(" in _declaration(own_lock, "torch_export_executorch_1_3_runtime")
+        pin = _declaration(own_lock, "torch_export_executorch_1_4_aarch64")
+        result = own_lock.bazel("build", "@rules_torch_export//native:et_runner_1_3")
+    finally:
+        own_lock.write("WORKSPACE", original)
+    assert _refusals(result) == {
+        "rules_torch_export: release_locks replaces ExecuTorch 1.3's lock with //:executorch_fork_1_3.lock, but "
+        "the venv of 1.3's Python runtime and native runner would be PyPI's build of 1.3 "
+        "(toolchain/releases/executorch_1_3_runtime.lock): add release_runtime_locks = "
+        "{\"1.3\": \"//:<your build's, in that file's form>\"} to torch_export_toolchain_repositories"
+    }, result.stderr[-3000:]
+    assert "pip install" not in result.stderr, result.stderr[-3000:]
+    assert 'executorch_pin = "//:executorch_fork_1_4_aarch64.lock"' in pin, pin
