@@ -38,15 +38,17 @@ package(default_visibility = ["//visibility:public"])
 
 # For a release whose runner builds for arm64 (aarch64_runtime set): built for aarch64, :runtime is
 # the aarch64 wheel's binding with an aarch64 libtorch ({aarch64}//:runtime,
-# toolchain/libtorch_aarch64.bzl), fetched only then.
+# toolchain/libtorch_aarch64.bzl), fetched only then. No default branch: --platforms for aarch64
+# without toolchain resolution compiles with the host's g++, and would link the x86-64 runtime
+# into a runner that only fails when qemu runs it.
 _ARM64_RUNTIME = """{x86_64}
 cc_library(
     name = "runtime",
     deps = [":headers"] + select({{
+        "@torch_export_venv//executorch:linux_x86_64": [":x86_64_runtime"],
         "@torch_export_venv//executorch:linux_aarch64_by_platform": ["{aarch64}//:runtime"],
         "@torch_export_venv//executorch:linux_aarch64_by_cpu": ["{aarch64}//:runtime"],
-        "//conditions:default": [":x86_64_runtime"],
-    }}),
+    }}, no_match_error = "this ExecuTorch release's runtime is built for Linux on x86-64 or aarch64; to build for //platforms:linux_aarch64 with --platforms, add `build --incompatible_enable_cc_toolchain_resolution` to .bazelrc, or build through arm64_binary"),
 )
 """
 

@@ -152,6 +152,17 @@ def test_the_arm64_runner_of_the_team_s_1_4_refuses_pypi_s_binding(own_lock):
     assert not os.path.exists(os.path.join(aarch64_repo, "wheels")), os.listdir(aarch64_repo)
 
 
+def test_the_arm64_runner_without_toolchain_resolution_fails_at_analysis(own_lock):
+    # --platforms alone (this workspace's .bazelrc leaves the flag out) compiles with the host's
+    # g++: the release's runtime must not fall back to its x86-64 build, which would give an x86-64
+    # "arm64" runner that only fails when qemu runs it.
+    result = own_lock.bazel("build", "--platforms=@rules_torch_export//platforms:linux_aarch64",
+                            "@rules_torch_export//native:et_runner_1_4")
+    assert result.code != 0, "an x86-64 runner was built for aarch64"
+    assert "add `build --incompatible_enable_cc_toolchain_resolution` to .bazelrc" in result.stderr, result.stderr[-3000:]
+    assert "pip download" not in result.stderr, result.stderr[-3000:]
+
+
 def test_a_team_s_1_3_refuses_pypi_s_runtimes_and_takes_its_aarch64_pin(own_lock):
     # With the team's 1.3 too, 1.3's runtimes (a venv of their own) would be PyPI's 1.3.1: the
     # runner's fetch fails in one line, before the venv's install. An aarch64 pin that the WORKSPACE
