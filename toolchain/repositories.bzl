@@ -2,6 +2,7 @@
 
 load("//exporter:lock_facts.bzl", "ARM64_BINDING_LOCKS", "BACKEND_LOCKS", "PER_MACHINE_LOCKS", "RELEASE_LOCKS", "RUNTIME_LOCKS")
 load("//tools/explorer:repositories.bzl", "model_explorer_repository")
+load(":argument_keys.bzl", "unknown_keys_error")
 load(":executorch_aarch64.bzl", "executorch_aarch64_repository")
 load(":graphviz_repository.bzl", "graphviz_repository")
 load(":layered_locks.bzl", "layered_lock_repositories")
@@ -70,6 +71,12 @@ def torch_export_toolchain_repositories(
         runner builds for arm64 (1.3, 1.4), in the form of toolchain/releases/<lock>_aarch64.lock,
         e.g. {"1.4": "//:executorch_1_4_aarch64.lock"}: the aarch64 binding its arm64 runner links.
     """
+    _check_keys({
+        "backend_locks": (backend_locks, BACKEND_LOCKS.keys()),
+        "release_locks": (release_locks, RELEASE_LOCKS.values()),
+        "release_runtime_locks": (release_runtime_locks, RUNTIME_LOCKS.values()),
+        "release_aarch64_pins": (release_aarch64_pins, ARM64_BINDING_LOCKS.values()),
+    })
     lock = lock or Label("//toolchain:requirements.lock")
     torch_venv_repository(
         name = name,
@@ -122,6 +129,13 @@ def torch_export_toolchain_repositories(
         valgrind_repository(name = "valgrind")
     if not native.existing_rule("model_explorer"):
         model_explorer_repository(name = "model_explorer", lock = Label("//tools/explorer:requirements.lock"))
+
+def _check_keys(arguments):
+    """Fails in one line when an argument's key names nothing it replaces (argument_keys.bzl)."""
+    for argument, (given, known) in arguments.items():
+        error = unknown_keys_error(argument, given, known)
+        if error:
+            fail(error)
 
 def _team_or_rules(rule, name, of_release, release_locks, team, argument, what, lock_file, lock_attr, **kwargs):
     """Declares `name` with `rule` and `lock_attr` set to the team's file (`team`) or the rules' own.

@@ -136,10 +136,7 @@ def test_the_arm64_runner_of_the_team_s_1_4_refuses_pypi_s_binding(own_lock):
     # of 1.4 would link PyPI's 1.4.1 binding. Its fetch fails in one line, before any download.
     # Checked first: a declaration of PyPI's binding would download 2.5 GB in the build below.
     assert "refused_repository(" in _declaration(own_lock, "torch_export_executorch_1_4_aarch64")
-    # --incompatible_enable_cc_toolchain_resolution: what the rules ask of a user's .bazelrc for
-    # --platforms (README), which this workspace's .bazelrc leaves out.
-    result = own_lock.bazel("build", "--incompatible_enable_cc_toolchain_resolution",
-                            "--platforms=@rules_torch_export//platforms:linux_aarch64",
+    result = own_lock.bazel("build", "--platforms=@rules_torch_export//platforms:linux_aarch64",
                             "@rules_torch_export//native:et_runner_1_4")
     assert _refusals(result) == {
         f"rules_torch_export: release_locks replaces ExecuTorch 1.4's lock with //:{FORK_LOCK}, but the "
@@ -153,10 +150,11 @@ def test_the_arm64_runner_of_the_team_s_1_4_refuses_pypi_s_binding(own_lock):
 
 
 def test_the_arm64_runner_without_toolchain_resolution_fails_at_analysis(own_lock):
-    # --platforms alone (this workspace's .bazelrc leaves the flag out) compiles with the host's
-    # g++: the release's runtime must not fall back to its x86-64 build, which would give an x86-64
-    # "arm64" runner that only fails when qemu runs it.
-    result = own_lock.bazel("build", "--platforms=@rules_torch_export//platforms:linux_aarch64",
+    # --platforms without the flag that the README asks for (this workspace's .bazelrc has it)
+    # compiles with the host's g++: the release's runtime must not fall back to its x86-64 build,
+    # which would give an x86-64 "arm64" runner that only fails when qemu runs it.
+    result = own_lock.bazel("build", "--noincompatible_enable_cc_toolchain_resolution",
+                            "--platforms=@rules_torch_export//platforms:linux_aarch64",
                             "@rules_torch_export//native:et_runner_1_4")
     assert result.code != 0, "an x86-64 runner was built for aarch64"
     assert "add `build --incompatible_enable_cc_toolchain_resolution` to .bazelrc" in result.stderr, result.stderr[-3000:]
@@ -187,3 +185,20 @@ def test_a_team_s_1_3_refuses_pypi_s_runtimes_and_takes_its_aarch64_pin(own_lock
     }, result.stderr[-3000:]
     assert "pip install" not in result.stderr, result.stderr[-3000:]
     assert 'executorch_pin = "//:executorch_fork_1_4_aarch64.lock"' in pin, pin
+
+
+def test_a_key_that_names_no_release_fails_in_one_line(own_lock):
+    # "1.5" is the toolchain's own release, which `lock` replaces: the key used to be ignored
+    # without a word, and the team's build silently not used.
+    original = own_lock.read("WORKSPACE")
+    own_lock.write("WORKSPACE", original.replace(
+        f'release_locks = {{"1.4": "//:{FORK_LOCK}"}},',
+        f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.5": "//:{FORK_LOCK}"}},'))
+    try:
+        result = own_lock.bazel("query", "//external:torch_export_executorch_1_4")
+    finally:
+        own_lock.write("WORKSPACE", original)
+    assert _refusals(result) == {
+        "rules_torch_export: torch_export_toolchain_repositories' release_locks has \"1.5\", which it does "
+        "not take; its keys are \"1.3\", \"1.4\" (the toolchain's own release is replaced by `lock`)"
+    }, result.stderr[-3000:]
