@@ -8,6 +8,7 @@ methods (exporter/actions/llm.py)."""
 load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "HF_MODEL_ENTRY")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo")
 load("//rules/private/lib:attr_checks.bzl", "macro_label")
+load("//rules/private/lib:llm_ops_default.bzl", "program_takes_llm_ops")
 load("//rules/private/lib:lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
@@ -37,11 +38,14 @@ def _llm_program_impl(ctx):
         # An hf_model's own bos and eos ids, which its export recorded (exporter/core/special_tokens.py).
         llm["model_manifest"] = exported.manifest.path
         inputs.append(exported.manifest)
+    by_default = ctx.attr.llm_ops_defaults if exported and exported.options.get("llm_ops") else []
     return lower_program(ctx, lowering_semantics(
         "llm_program",
         llm = llm,
         inputs = inputs,
         tokenizer = tokenizer,
+        kernel_lists = [ctx.attr._llm_ops_kernels] if "kernels" in by_default else [],
+        initialized_buffers = [] if "initialized_buffers" in by_default else None,
     ))
 
 llm_program_rule = rule(
@@ -55,6 +59,11 @@ llm_program_rule = rule(
         ),
         "max_seq_len": attr.int(mandatory = True, doc = "The runner's get_max_seq_len (checked by the macro)."),
         "max_context_len": attr.int(mandatory = True, doc = "The runner's get_max_context_len (checked by the macro)."),
+        "llm_ops_defaults": attr.string_list(
+            doc = "The attributes the macro left to llm_ops' default: when the export's default turns " +
+                  "llm_ops on, \"kernels\" adds their kernel list and \"initialized_buffers\" is [] (set by the macro).",
+        ),
+        "_llm_ops_kernels": attr.label(default = LLM_OPS_KERNELS, allow_files = [".yaml"]),
     }),
     provides = [ExecuTorchProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
@@ -134,12 +143,17 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default; when to turn it on, and
-        why it is off: docs/llm.md, "ExecuTorch's LLM operators"). kernels and initialized_buffers then
-        default for them; its tests name native_runner = "//native:et_runner_llm_ops".
+      llm_ops: as torch_export's: ["sdpa", "kv_cache"], [] for none, or None (default): on where
+        they are measured faster, an hf_model text-generation Llama (model_type "llama") without
+        a LoRA adapter, lowered for XNNPACK only in the default release without a foundation; off
+        elsewhere (docs/llm.md, "Default"). With them, kernels and initialized_buffers default for
+        them, and tests that name no native runner run it in //native:et_runner_llm_ops (an arm64
+        run must name it: its aarch64 libtorch is a 2.5 GB download).
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
+    by_default = llm_ops == None and program_takes_llm_ops(backends, kwargs.get("release"), kwargs)
+    llm_ops_defaults = [a for a in ("kernels", "initialized_buffers") if a not in kwargs] if by_default else []
     _set_defaults(kwargs, embedding_quantize, llm_ops)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
@@ -152,6 +166,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         group_size = group_size,
         embedding_quantize = embedding_quantize,
         llm_ops = llm_ops,
+        llm_ops_by_default = by_default,
         **common
     )
     llm_program_rule(
@@ -159,6 +174,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         tokenizer = tokenizer,
         max_seq_len = max_seq_len,
         max_context_len = max_context_len,
+        llm_ops_defaults = llm_ops_defaults,
         **program_attrs(exported = ":" + name + "_ep", backends = backends, **kwargs)
     )
     program_explorer_for(name, kwargs)
