@@ -73,15 +73,22 @@ def _kernels(embedding_quantize, llm_ops):
     """The app's default kernel libraries: portable, and those of quantized tables and LLM operators."""
     return DEFAULT_KERNELS + (["quantized"] if embedding_quantize else []) + ([LLM_OPS_KERNELS] if llm_ops else [])
 
-def _set_defaults(kwargs, embedding_quantize, llm_ops):
+def _set_defaults(kwargs, embedding_quantize, llm_ops, backends):
     """The program's kernels and, with llm_ops, its initialized_buffers, unless given.
 
     custom_sdpa reads a cache only below the call's last position, which the runner wrote first,
-    so with llm_ops the cache's zeros are not kept in the .pte (as export_llm's are not).
+    so with llm_ops the cache's zeros are not kept in the .pte (as export_llm's are not). With
+    llm_ops = None the export decides (llm_ops_default.bzl), and the rule sets those two then.
+
+    Returns:
+      (whether the export decides llm_ops, the attributes left to the rule: its llm_ops_defaults).
     """
+    by_default = llm_ops == None and program_takes_llm_ops(backends, kwargs.get("release"), kwargs)
+    left = [a for a in ("kernels", "initialized_buffers") if a not in kwargs] if by_default else []
     kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
     if llm_ops:
         kwargs.setdefault("initialized_buffers", [])
+    return by_default, left
 
 def _check_lengths(name, max_seq_len, max_context_len):
     """max_context_len, defaulted and checked with max_seq_len."""
@@ -114,19 +121,18 @@ def _runner_spec(name, backends, max_seq_len, common):
 def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, llm_ops = None, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
-    The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
-    those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
-    serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
-    declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of
-    static shapes, docs/llm.md), the export (<name>_ep) and the program, whose lowering writes the
-    constant methods the runner reads:
-    get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
-    get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the
-    tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
-    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's
-    end ids do not hold the tokenizer's end token, or when the model cannot take a token at
-    position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
-    in Google's Model Explorer on 127.0.0.1, as executorch_program's does.
+    The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of those
+    tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method serves
+    the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro declares the
+    shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of static shapes,
+    docs/llm.md), the export (<name>_ep) and the program, whose lowering writes the constant methods
+    the runner reads: get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size),
+    get_bos_id and get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's;
+    the tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
+    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's end
+    ids do not hold the tokenizer's end token, or when the model cannot take a token at position
+    max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program in Google's
+    Model Explorer on 127.0.0.1, as executorch_program's does.
 
     Args:
       name: the program's name.
@@ -143,18 +149,12 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], [] for none, or None (default): on where
-        they are measured faster, an hf_model text-generation Llama (model_type "llama") without
-        a LoRA adapter, lowered for XNNPACK only in the default release without a foundation; off
-        elsewhere (docs/llm.md, "Default"). With them, kernels and initialized_buffers default for
-        them, and tests that name no native runner run it in //native:et_runner_llm_ops (an arm64
-        run must name it: its aarch64 libtorch is a 2.5 GB download).
+      llm_ops: as torch_export's, [] for none, or None (default): ["sdpa", "kv_cache"] where faster,
+        an hf_model language model on XNNPACK in the default release, else [] (docs/llm.md, "Default").
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
-    by_default = llm_ops == None and program_takes_llm_ops(backends, kwargs.get("release"), kwargs)
-    llm_ops_defaults = [a for a in ("kernels", "initialized_buffers") if a not in kwargs] if by_default else []
-    _set_defaults(kwargs, embedding_quantize, llm_ops)
+    by_default, llm_ops_defaults = _set_defaults(kwargs, embedding_quantize, llm_ops, backends)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(

@@ -6,10 +6,10 @@ model (an hf_model's task, config and adapter). Both must allow them (docs/llm.m
 load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE", "HF_MODEL_ENTRY", "LLM_OPS")
 load("//rules/private:backends.bzl", "backend_name")
 
-# The transformers model_types whose decode takes fewer instructions per call with llm_ops
-# (docs/llm.md, "Where they are faster"): LlamaAttention keeps ExecuTorch's layout
-# (exporter/core/llm_ops.py); other attentions transpose around the operators, and are unmeasured.
-FASTER_MODEL_TYPES = ["llama"]
+# The transformers model_types whose calls take fewer instructions with llm_ops, measured per
+# tests/huggingface/decoders.bzl row (docs/llm.md, "Where they are faster"); others (gemma3's
+# sliding window is refused) and unmeasured ones keep transformers' attention.
+FASTER_MODEL_TYPES = ["gpt2", "llama", "phi3", "qwen3", "smollm3"]
 
 def program_takes_llm_ops(backends, release, kwargs):
     """Whether llm_program's own arguments let its default turn llm_ops on.

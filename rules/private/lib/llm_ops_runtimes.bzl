@@ -28,14 +28,19 @@ LLM_OPS_RUNNER_ATTRS = {
     "_llm_ops_runner": attr.label(default = LLM_OPS_RUNNER, executable = True, cfg = "target"),
 }
 
-def native_runner_of(ctx, program):
-    """The native runner (a Target) of a test with LLM_OPS_RUNNER_ATTRS and native_runner.
+def native_runner_of(program, given, llm_ops_runner):
+    """The native runner a test runs `program` in: `given`, or for a program with llm_ops when
+    `given` is the default //native:et_runner, `llm_ops_runner` (et_runner_llm_ops, a superset).
 
-    A test that names none runs a program with llm_ops in et_runner_llm_ops, a superset of et_runner.
+    Args:
+      program: the ExecuTorchProgramInfo.
+      given: the test's native runner (a Target).
+      llm_ops_runner: the test's et_runner_llm_ops (a Target, built for the same platform).
+
+    Returns:
+      The Target.
     """
-    if llm_ops_of(program) and ctx.attr.native_runner.label == DEFAULT_NATIVE_RUNNER:
-        return ctx.attr._llm_ops_runner
-    return ctx.attr.native_runner
+    return llm_ops_runner if llm_ops_of(program) and given.label == DEFAULT_NATIVE_RUNNER else given
 
 def check_llm_ops_runtimes(where, program, arm64_runner):
     """Fails in one line when an arm64 run would run a program with llm_ops where their kernels are not.

@@ -9,8 +9,7 @@ of the program's manifest: it runs nothing itself.
 
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:exporter_action.bzl", "run_exporter")
-load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER", "llm_ops_of")
-load("//rules/private/lib:releases.bzl", "DEFAULT_NATIVE_RUNNER")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER", "native_runner_of")
 
 # The attributes of a rule that counts instructions: the runner, built for the machine the action
 # runs on, and Debian's valgrind, declared (toolchain/valgrind_repository.bzl).
@@ -83,9 +82,7 @@ def instruction_counts(ctx, program, methods):
     counts = ctx.outputs.instructions_file
     if not counts:
         fail("program_budget_test {}: the rule was called without instructions_file; use the program_budget_test macro".format(ctx.attr.test_label))
-    given = ctx.attr.instructions_runner
-    chosen = ctx.attr._llm_ops_instructions_runner if llm_ops_of(program) and given.label == DEFAULT_NATIVE_RUNNER else given
-    runner = chosen[DefaultInfo]
+    runner = native_runner_of(program, ctx.attr.instructions_runner, ctx.attr._llm_ops_instructions_runner)[DefaultInfo]
     run_exporter(
         ctx,
         command = "instructions",

@@ -33,7 +33,7 @@ def _generation_test_impl(ctx):
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, ctx.attr.arm64)
     check_llm_ops_runtimes(where, program, ctx.attr.arm64_runner[0].label if ctx.attr.arm64_runner else None)
-    native_runner = native_runner_of(ctx, program)
+    native_runner = native_runner_of(program, ctx.attr.native_runner, ctx.attr._llm_ops_runner)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     release_entries, release_files = release_runtime_config(ctx, program, release)

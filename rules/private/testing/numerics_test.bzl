@@ -130,7 +130,7 @@ def _numerics_test_impl(ctx):
     method, judging, release = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
     config, files, model_files = _config(ctx, program, method, steps, judging, release)
     runners = ctx.runfiles()
-    native_runner = native_runner_of(ctx, program)
+    native_runner = native_runner_of(program, ctx.attr.native_runner, ctx.attr._llm_ops_runner)
     if "native" in ctx.attr.runtimes:
         runners = runners.merge(native_runner[DefaultInfo].default_runfiles)
         config["native_runner"] = native_runner[DefaultInfo].files_to_run.executable.short_path
