@@ -22,7 +22,8 @@ OPS = ("sdpa", "kv_cache")
 ATTENTION = "executorch_custom_sdpa"  # the name under transformers' attention and mask registries
 # Attention arguments custom_sdpa has no counterpart for: a model that passes one is refused.
 _UNSUPPORTED = ("softcap", "sliding_window", "s_aux", "sinks")
-# The fix of a refusal: llm_program may have turned them on by default (docs/llm.md, "Default").
+# The fix of a refusal: llm_program may have turned them on by default (docs/llm.md, "ExecuTorch's
+# LLM operators").
 _FIX = "set llm_ops = [] in its llm_program (or remove torch_export's llm_ops)"
 
 

@@ -150,7 +150,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
       llm_ops: as torch_export's, [] for none, or None (default): ["sdpa", "kv_cache"] where faster,
-        an hf_model language model on XNNPACK in the default release, else [] (docs/llm.md, "Default").
+        an hf_model LM on XNNPACK in the default release, else [] (docs/llm.md, "ExecuTorch's LLM operators").
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)

@@ -197,7 +197,7 @@ torch_export = rule(
         "llm_ops_by_default": attr.bool(
             doc = "Instead of llm_ops: [\"sdpa\", \"kv_cache\"] where they are measured faster (an " +
                   "hf_model text-generation model of a listed model_type, without a LoRA adapter), else " +
-                  "none (set by llm_program when its llm_ops is None; docs/llm.md, \"Default\").",
+                  "none (set by llm_program when its llm_ops is None; docs/llm.md, \"ExecuTorch's LLM operators\").",
         ),
     }),
     provides = [ExportedProgramInfo],

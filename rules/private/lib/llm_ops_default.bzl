@@ -1,14 +1,15 @@
 """llm_program's default llm_ops: ExecuTorch's LLM operators where they are measured faster.
 
 The macro knows the program (backends, release, foundation); torch_export's analysis knows the
-model (an hf_model's task, config and adapter). Both must allow them (docs/llm.md, "Default")."""
+model (an hf_model's task, config and adapter). Both must allow them (docs/llm.md, "ExecuTorch's
+LLM operators")."""
 
 load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE", "HF_MODEL_ENTRY", "LLM_OPS")
 load("//rules/private:backends.bzl", "backend_name")
 
 # The transformers model_types whose calls take fewer instructions with llm_ops, measured per
-# tests/huggingface/decoders.bzl row (docs/llm.md, "Where they are faster"); others (gemma3's
-# sliding window is refused) and unmeasured ones keep transformers' attention.
+# tests/huggingface/decoders.bzl row (docs/llm.md, "ExecuTorch's LLM operators"); others
+# (gemma3's sliding window is refused) and unmeasured ones keep transformers' attention.
 FASTER_MODEL_TYPES = ["gpt2", "llama", "phi3", "qwen3", "smollm3"]
 
 def program_takes_llm_ops(backends, release, kwargs):
@@ -27,7 +28,10 @@ def program_takes_llm_ops(backends, release, kwargs):
     return xnnpack_only and release in (None, DEFAULT_RELEASE) and not kwargs.get("foundation")
 
 def default_llm_ops(model):
-    """The llm_ops a program that allows them gets for `model` (a TorchModelInfo).
+    """The llm_ops a program that allows them gets for `model`.
+
+    Args:
+      model: the TorchModelInfo exported.
 
     Returns:
       LLM_OPS for an hf_model text-generation model, without a LoRA adapter, of a faster

@@ -29,8 +29,10 @@ LLM_OPS_RUNNER_ATTRS = {
 }
 
 def native_runner_of(program, given, llm_ops_runner):
-    """The native runner a test runs `program` in: `given`, or for a program with llm_ops when
-    `given` is the default //native:et_runner, `llm_ops_runner` (et_runner_llm_ops, a superset).
+    """The native runner a test runs `program` in.
+
+    `given`, or for a program with llm_ops when `given` is the default //native:et_runner,
+    `llm_ops_runner` (et_runner_llm_ops, a superset).
 
     Args:
       program: the ExecuTorchProgramInfo.

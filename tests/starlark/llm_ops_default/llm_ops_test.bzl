@@ -19,13 +19,15 @@ def llm_ops_test(name, target, expected):
     """Tests that the export `target` (an llm_program's <name>_ep, tagged manual) resolved `expected`."""
     _llm_ops_test(name = name, target_under_test = target, expected = expected)
 
-def llm_ops_default_tests(cases, tokenizer):
+def llm_ops_default_tests(name, cases, tokenizer):
     """Per case, an llm_program (manual: only its export is analysed) and the llm_ops_test of its export.
 
     Args:
+      name: the test_suite of those tests.
       cases: {name: (model, llm_program's other arguments, the llm_ops its export resolves)}.
       tokenizer: the programs' tokenizer.
     """
-    for name, (model, kwargs, expected) in cases.items():
-        llm_program(name = name, max_seq_len = 32, model = model, tags = ["manual"], tokenizer = tokenizer, **kwargs)
-        llm_ops_test(name = name + "_test", target = ":" + name + "_ep", expected = expected)
+    for case, (model, kwargs, expected) in cases.items():
+        llm_program(name = case, max_seq_len = 32, model = model, tags = ["manual"], tokenizer = tokenizer, **kwargs)
+        llm_ops_test(name = case + "_test", target = ":" + case + "_ep", expected = expected)
+    native.test_suite(name = name, tests = [":" + case + "_test" for case in cases])
