@@ -22,6 +22,9 @@ OPS = ("sdpa", "kv_cache")
 ATTENTION = "executorch_custom_sdpa"  # the name under transformers' attention and mask registries
 # Attention arguments custom_sdpa has no counterpart for: a model that passes one is refused.
 _UNSUPPORTED = ("softcap", "sliding_window", "s_aux", "sinks")
+# The fix of a refusal: llm_program may have turned them on by default (docs/llm.md, "ExecuTorch's
+# LLM operators").
+_FIX = "set llm_ops = [] in its llm_program (or remove torch_export's llm_ops)"
 
 
 def _start_pos(layer, length):
@@ -60,8 +63,8 @@ def custom_sdpa(module, query, key, value, attention_mask, scaling=None, dropout
     and value the caches as [batch, position, head, dim]; returns ([batch, seq, head, dim], None)."""
     refused = sorted(name for name in _UNSUPPORTED if kwargs.get(name) is not None)
     if refused:
-        raise UserError(f"llm_ops = sdpa: {type(module).__name__} passes {', '.join(refused)}, which "
-                        f"ExecuTorch's custom_sdpa does not take; remove llm_ops for this model")
+        raise UserError(f"torch_export {module.llm_ops_label}: llm_ops = sdpa: {type(module).__name__} passes "
+                        f"{', '.join(refused)}, which ExecuTorch's custom_sdpa does not take; {_FIX}")
     output = torch.ops.llama.custom_sdpa(query.transpose(1, 2), key, value, module.kv_layer.start_pos,
                                          None, 0.0, True, scaling)
     return output, None
@@ -120,11 +123,11 @@ def _static_layers(module, ops, label):
     if cache is None:
         raise UserError(f"torch_export {label}: llm_ops = {list(ops)} needs an hf_model with task = "
                         f"\"text-generation\" (a transformers language model over its static cache); this model "
-                        f"is {type(module).__name__}; remove llm_ops")
+                        f"is {type(module).__name__}; {_FIX}")
     kinds = sorted({type(layer).__name__ for layer in cache.layers if type(layer) is not StaticLayer})
     if kinds:
         raise UserError(f"torch_export {label}: llm_ops = {list(ops)}: the model's cache has {', '.join(kinds)} "
-                        f"layers, and ExecuTorch's custom_sdpa reads a plain static cache only; remove llm_ops")
+                        f"layers, and ExecuTorch's custom_sdpa reads a plain static cache only; {_FIX}")
     return exportable, cache.layers
 
 
@@ -160,8 +163,9 @@ def apply(module, ops, label):
         for layer in layers:
             layer.update = _transposed_update(layer, layer.update)
     attention = [m for m in exportable.model.modules() if hasattr(m, "layer_idx") and hasattr(m, "scaling")]
-    for child in attention:  # a plain attribute, not a submodule: the attention reads start_pos from it
+    for child in attention:  # plain attributes, not a submodule: the attention reads start_pos from it
         object.__setattr__(child, "kv_layer", layers[child.layer_idx])
+        object.__setattr__(child, "llm_ops_label", label)  # for custom_sdpa's one-line refusal
     if "kv_cache" in ops:
         _keep_layout(attention)
     config = exportable.model.config  # and its text model's, when it has one of its own

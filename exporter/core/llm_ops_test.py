@@ -53,14 +53,17 @@ def test_a_model_that_is_no_hf_language_model_fails_in_one_line():
         llm_ops.apply(torch.nn.Linear(2, 2), ("sdpa",), "//pkg:lm_ep")
     assert str(e.value) == ("torch_export //pkg:lm_ep: llm_ops = ['sdpa'] needs an hf_model with task = "
                             "\"text-generation\" (a transformers language model over its static cache); this "
-                            "model is Linear; remove llm_ops")
+                            "model is Linear; set llm_ops = [] in its llm_program (or remove torch_export's llm_ops)")
 
 
 def test_an_attention_argument_custom_sdpa_lacks_fails_in_one_line():
+    attention = torch.nn.Identity()
+    object.__setattr__(attention, "llm_ops_label", "//pkg:lm_ep")  # as apply() sets it
     with pytest.raises(UserError) as e:
-        llm_ops.custom_sdpa(torch.nn.Identity(), None, None, None, None, softcap=50.0)
-    assert str(e.value) == ("llm_ops = sdpa: Identity passes softcap, which ExecuTorch's custom_sdpa does not "
-                            "take; remove llm_ops for this model")
+        llm_ops.custom_sdpa(attention, None, None, None, None, softcap=50.0)
+    assert str(e.value) == ("torch_export //pkg:lm_ep: llm_ops = sdpa: Identity passes softcap, which ExecuTorch's "
+                            "custom_sdpa does not take; set llm_ops = [] in its llm_program (or remove "
+                            "torch_export's llm_ops)")
 
 
 def test_no_transpose_feeds_executorchs_operators_with_kv_cache():

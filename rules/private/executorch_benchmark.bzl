@@ -4,6 +4,7 @@ ExecuTorch's native runtime, as a whole or per operator."""
 load("//exporter:exporter_facts.bzl", "DEFAULT_RELEASE")
 load("//rules:providers.bzl", "Arm64BinaryInfo", "ExecuTorchProgramInfo", "ExecuTorchReleaseInfo")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "message_prefix")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER_ATTRS", "native_runner_of")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs", "release_text", _DEFAULT_NATIVE_RUNNER = "DEFAULT_NATIVE_RUNNER")
 load("//rules/private/lib:runfiles.bzl", "write_launcher")
 load(":backends.bzl", "package_identities", "runs_only_on", "runtimes_here", "test_device")
@@ -18,14 +19,20 @@ NATIVE_RUNNER_ATTRS = {
         default = DEFAULT_NATIVE_RUNNER,
         executable = True,
         cfg = "target",
-        doc = "The native runner: //native:et_runner (the wheel's kernels and the backends it links, docs/native.md), or a cc_binary of //native:runner_main that also links an app's own kernels.",
+        doc = "The native runner: //native:et_runner (the wheel's kernels and the backends it links, docs/native.md; " +
+              "on x86-64, //native:et_runner_llm_ops for a program with llm_ops), or a cc_binary of " +
+              "//native:runner_main that also links an app's own kernels.",
     ),
 }
 
 # What both rules take besides their own attrs.
-_RUN_ATTRS = dict(NATIVE_RUNNER_ATTRS, **{
+_RUN_ATTRS = dict(NATIVE_RUNNER_ATTRS, **dict(LLM_OPS_RUNNER_ATTRS, **{
     "method": attr.string(default = "forward", doc = "The method to call."),
-})
+}))
+
+def _native_runner(ctx, program):
+    """The runner that times the program: native_runner, or et_runner_llm_ops for llm_ops (llm_ops_runtimes.bzl)."""
+    return native_runner_of(program, ctx.attr.native_runner, ctx.attr._llm_ops_runner)
 
 def _at_least(where, name, value, minimum):
     if value < minimum:
@@ -52,7 +59,7 @@ def _run_script(ctx, kind, program, command, extra_files = [], extra_runfiles = 
         "exec " + " ".join(["'{}'".format(a) for a in command]) + " \"$@\"",
     ]))
     files = [program.pte] + ([program.ptd] if program.ptd else []) + extra_files
-    runfiles = ctx.runfiles(files = files).merge(ctx.attr.native_runner[DefaultInfo].default_runfiles)
+    runfiles = ctx.runfiles(files = files).merge(_native_runner(ctx, program)[DefaultInfo].default_runfiles)
     if extra_runfiles:
         runfiles = runfiles.merge(extra_runfiles)
     return DefaultInfo(executable = script, runfiles = runfiles)
@@ -95,7 +102,7 @@ def _executorch_benchmark_impl(ctx):
     mode = _mode(ctx, where, program)
     command = [
         ctx.executable._benchmark.short_path,
-        ctx.executable.native_runner.short_path,
+        _native_runner(ctx, program)[DefaultInfo].files_to_run.executable.short_path,
         program.pte.short_path,
         program.ptd.short_path if program.ptd else "-",
         ctx.attr.method,
@@ -108,7 +115,7 @@ def _executorch_benchmark_impl(ctx):
     # byte-identity tests depend on the machine's load.
     banner = "echo '{} ({}): {} of {}, inputs at their largest shapes, {} warm-up + {} timed calls' >&2".format(
         "arm64 runtime, under qemu on x86-64" if mode == "arm64" else "native runtime",
-        ctx.attr.native_runner.label,
+        _native_runner(ctx, program).label,
         ctx.attr.method,
         program.label,
         ctx.attr.warmup,
@@ -203,7 +210,7 @@ def _executorch_profile_impl(ctx):
     report_config, report_files = runfiles_report_config(ctx, ctx.attr.program)
     command = [
         ctx.executable._profile.short_path,
-        ctx.executable.native_runner.short_path,
+        _native_runner(ctx, program)[DefaultInfo].files_to_run.executable.short_path,
         program.pte.short_path,
         program.ptd.short_path if program.ptd else "-",
         etrecord.short_path,

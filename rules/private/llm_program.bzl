@@ -8,6 +8,7 @@ methods (exporter/actions/llm.py)."""
 load("//exporter:exporter_facts.bzl", "BACKEND_RECORDS", "HF_MODEL_ENTRY")
 load("//rules:providers.bzl", "ExecuTorchProgramInfo", "ExportedProgramInfo", "TokenizerInfo")
 load("//rules/private/lib:attr_checks.bzl", "macro_label")
+load("//rules/private/lib:llm_ops_default.bzl", "program_takes_llm_ops")
 load("//rules/private/lib:lowering.bzl", "DEFAULT_KERNELS", "LOWER_DEFAULTS", "PROGRAM_ATTRS", "lower_program", "lowering_semantics", "program_attrs")
 load("//rules/private/lib:program_explorer.bzl", "program_explorer_for")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
@@ -37,11 +38,14 @@ def _llm_program_impl(ctx):
         # An hf_model's own bos and eos ids, which its export recorded (exporter/core/special_tokens.py).
         llm["model_manifest"] = exported.manifest.path
         inputs.append(exported.manifest)
+    by_default = ctx.attr.llm_ops_defaults if exported and exported.options.get("llm_ops") else []
     return lower_program(ctx, lowering_semantics(
         "llm_program",
         llm = llm,
         inputs = inputs,
         tokenizer = tokenizer,
+        kernel_lists = [ctx.attr._llm_ops_kernels] if "kernels" in by_default else [],
+        initialized_buffers = [] if "initialized_buffers" in by_default else None,
     ))
 
 llm_program_rule = rule(
@@ -55,6 +59,11 @@ llm_program_rule = rule(
         ),
         "max_seq_len": attr.int(mandatory = True, doc = "The runner's get_max_seq_len (checked by the macro)."),
         "max_context_len": attr.int(mandatory = True, doc = "The runner's get_max_context_len (checked by the macro)."),
+        "llm_ops_defaults": attr.string_list(
+            doc = "The attributes the macro left to llm_ops' default: when the export's default turns " +
+                  "llm_ops on, \"kernels\" adds their kernel list and \"initialized_buffers\" is [] (set by the macro).",
+        ),
+        "_llm_ops_kernels": attr.label(default = LLM_OPS_KERNELS, allow_files = [".yaml"]),
     }),
     provides = [ExecuTorchProgramInfo],
     toolchains = [TORCH_EXPORT_TOOLCHAIN_TYPE],
@@ -64,15 +73,22 @@ def _kernels(embedding_quantize, llm_ops):
     """The app's default kernel libraries: portable, and those of quantized tables and LLM operators."""
     return DEFAULT_KERNELS + (["quantized"] if embedding_quantize else []) + ([LLM_OPS_KERNELS] if llm_ops else [])
 
-def _set_defaults(kwargs, embedding_quantize, llm_ops):
+def _set_defaults(kwargs, embedding_quantize, llm_ops, backends):
     """The program's kernels and, with llm_ops, its initialized_buffers, unless given.
 
     custom_sdpa reads a cache only below the call's last position, which the runner wrote first,
-    so with llm_ops the cache's zeros are not kept in the .pte (as export_llm's are not).
+    so with llm_ops the cache's zeros are not kept in the .pte (as export_llm's are not). With
+    llm_ops = None the export decides (llm_ops_default.bzl), and the rule sets those two then.
+
+    Returns:
+      (whether the export decides llm_ops, the attributes left to the rule: its llm_ops_defaults).
     """
+    by_default = llm_ops == None and program_takes_llm_ops(backends, kwargs.get("release"), kwargs)
+    left = [a for a in ("kernels", "initialized_buffers") if a not in kwargs] if by_default else []
     kwargs.setdefault("kernels", _kernels(embedding_quantize, llm_ops))
     if llm_ops:
         kwargs.setdefault("initialized_buffers", [])
+    return by_default, left
 
 def _check_lengths(name, max_seq_len, max_context_len):
     """max_context_len, defaulted and checked with max_seq_len."""
@@ -105,19 +121,18 @@ def _runner_spec(name, backends, max_seq_len, common):
 def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, backends = LOWER_DEFAULTS["backends"], strict = EXPORT_DEFAULTS["strict"], quantize = None, group_size = EXPORT_DEFAULTS["group_size"], embedding_quantize = None, llm_ops = None, **kwargs):
     """Exports a decoder-only language model for ExecuTorch's LLM runner, as <name>.pte.
 
-    The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of
-    those tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method
-    serves the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro
-    declares the shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of
-    static shapes, docs/llm.md), the export (<name>_ep) and the program, whose lowering writes the
-    constant methods the runner reads:
-    get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size), get_bos_id and
-    get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's; the
-    tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
-    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's
-    end ids do not hold the tokenizer's end token, or when the model cannot take a token at
-    position max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program
-    in Google's Model Explorer on 127.0.0.1, as executorch_program's does.
+    The model's forward takes (tokens [1, seq] int64, input_pos [seq] int64: the positions of those
+    tokens) and returns logits [1, seq, vocab], keeping its KV cache in buffers: one method serves
+    the prompt (seq tokens) and each new token (seq = 1), over one cache. The macro declares the
+    shape spec (<name>_spec: seq from 1 to max_seq_len - 1, or 1 for a backend of static shapes,
+    docs/llm.md), the export (<name>_ep) and the program, whose lowering writes the constant methods
+    the runner reads: get_max_seq_len, get_max_context_len, get_vocab_size (the logits' size),
+    get_bos_id and get_eos_ids (an hf_model's own, from its generation config, else the tokenizer's;
+    the tokenizer's bos_id and eos_ids override both), use_kv_cache and enable_dynamic_shape. The
+    build fails when the tokenizer's vocabulary is larger than the model's, when an hf_model's end
+    ids do not hold the tokenizer's end token, or when the model cannot take a token at position
+    max_context_len - 1 (docs/llm.md). `bazel run :<name>.explore` serves the program in Google's
+    Model Explorer on 127.0.0.1, as executorch_program's does.
 
     Args:
       name: the program's name.
@@ -134,13 +149,12 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
       embedding_quantize: as torch_export's: "4,32" for int4 token (and position) tables in groups
         of 32, "8,0" for int8 with one scale per row, or None for float tables (default: measured
         no faster, docs/llm.md). With it, kernels defaults to ["portable", "quantized"].
-      llm_ops: as torch_export's: ["sdpa", "kv_cache"], or None (default; when to turn it on, and
-        why it is off: docs/llm.md, "ExecuTorch's LLM operators"). kernels and initialized_buffers then
-        default for them; its tests name native_runner = "//native:et_runner_llm_ops".
+      llm_ops: as torch_export's, [] for none, or None (default): ["sdpa", "kv_cache"] where faster,
+        an hf_model LM on XNNPACK in the default release, else [] (docs/llm.md, "ExecuTorch's LLM operators").
       **kwargs: executorch_program's other attributes (weights, kernels, metadata, tags, ...).
     """
     max_context_len = _check_lengths(name, max_seq_len, max_context_len)
-    _set_defaults(kwargs, embedding_quantize, llm_ops)
+    by_default, llm_ops_defaults = _set_defaults(kwargs, embedding_quantize, llm_ops, backends)
     common = {"tags": kwargs.get("tags"), "visibility": kwargs.get("visibility")}
     _runner_spec(name + "_spec", backends, max_seq_len, common)
     torch_export(
@@ -152,6 +166,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         group_size = group_size,
         embedding_quantize = embedding_quantize,
         llm_ops = llm_ops,
+        llm_ops_by_default = by_default,
         **common
     )
     llm_program_rule(
@@ -159,6 +174,7 @@ def llm_program(name, model, tokenizer, max_seq_len, max_context_len = None, bac
         tokenizer = tokenizer,
         max_seq_len = max_seq_len,
         max_context_len = max_context_len,
+        llm_ops_defaults = llm_ops_defaults,
         **program_attrs(exported = ":" + name + "_ep", backends = backends, **kwargs)
     )
     program_explorer_for(name, kwargs)

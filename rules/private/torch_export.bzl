@@ -6,6 +6,7 @@ load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
 load("//rules/private/lib:config_entries.bzl", "model_config")
 load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//rules/private/lib:linear_expr.bzl", "is_identifier")
+load("//rules/private/lib:llm_ops_default.bzl", "default_llm_ops")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
 # The export's defaults (exporter/actions/registry.py's ExportOptions).
@@ -92,8 +93,15 @@ def check_llm_ops(where, llm_ops):
         fail(where + "llm_ops = {} has \"kv_cache\" without \"sdpa\": the cache in ExecuTorch's layout is read by its custom_sdpa only; add \"sdpa\"".format(llm_ops))
 
 def _llm_ops(ctx, model):
-    """torch_export's llm_ops, checked: ExecuTorch's LLM operators apply to an hf_model's language model."""
+    """torch_export's llm_ops, checked: ExecuTorch's LLM operators apply to an hf_model's language model.
+
+    With llm_ops_by_default (llm_program's llm_ops = None), the model's default (llm_ops_default.bzl).
+    """
     where = message_prefix("torch_export", ctx.label)
+    if ctx.attr.llm_ops_by_default:
+        if ctx.attr.llm_ops:
+            fail(where + "llm_ops = {} and llm_ops_by_default are exclusive; set one of them".format(ctx.attr.llm_ops))
+        return default_llm_ops(model)
     check_llm_ops(where, ctx.attr.llm_ops)
     if model.entry != HF_MODEL_ENTRY or model.init_args.get("task") != "text-generation":
         fail(where + "llm_ops = {} needs an hf_model with task = \"text-generation\" (a transformers language model over its static cache), and {} is not one; remove llm_ops".format(ctx.attr.llm_ops, model.label))
@@ -123,8 +131,9 @@ def _torch_export_impl(ctx):
         options["embedding_quantize"] = ctx.attr.embedding_quantize
         tables = "embeddings {}".format(ctx.attr.embedding_quantize)
         quantization = {"quantizer": "torchao (eager, before export)", "scheme": quantization["scheme"] + ", " + tables if quantization else tables}
-    if ctx.attr.llm_ops:  # likewise only then
-        options["llm_ops"] = _llm_ops(ctx, model)
+    llm_ops = _llm_ops(ctx, model) if ctx.attr.llm_ops or ctx.attr.llm_ops_by_default else []
+    if llm_ops:  # likewise only then
+        options["llm_ops"] = llm_ops
     log = run_exporter(
         ctx,
         command = "export",
@@ -184,6 +193,11 @@ torch_export = rule(
                   "\"kv_cache\" (the cache in ExecuTorch's layout, written by llama::update_cache; needs " +
                   "\"sdpa\"). With them the model returns the last position's logits only, as export_llm's " +
                   "Llama does. Their kernels are in the wheel's libcustom_ops_aot_lib.so (docs/llm.md).",
+        ),
+        "llm_ops_by_default": attr.bool(
+            doc = "Instead of llm_ops: [\"sdpa\", \"kv_cache\"] where they are measured faster (an " +
+                  "hf_model text-generation model of a listed model_type, without a LoRA adapter), else " +
+                  "none (set by llm_program when its llm_ops is None; docs/llm.md, \"ExecuTorch's LLM operators\").",
         ),
     }),
     provides = [ExportedProgramInfo],

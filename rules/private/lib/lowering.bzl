@@ -69,7 +69,7 @@ def _metadata(ctx, where, methods):
             fail(where + "metadata[{}] is a {}; give an int, float, bool, string or a non-empty list of ints (encode structures as a JSON string)".format(repr(key), kind))
     return metadata
 
-def _kernels_config(ctx, where):
+def _kernels_config(ctx, where, rule_kernel_lists):
     """The "kernels" list of the lowering's config (exporter/core/kernels.py), and its files.
 
     Built-in libraries come with the toolchain's files for them, then the kernel list YAMLs
@@ -78,6 +78,7 @@ def _kernels_config(ctx, where):
     Args:
       ctx: the rule context.
       where: the message prefix naming the target.
+      rule_kernel_lists: kernel list targets the rule adds after the target's own.
 
     Returns:
       (a list of {"name", "files"[, "custom"]} dicts, the list of the Files they name).
@@ -95,7 +96,7 @@ def _kernels_config(ctx, where):
             fail(where + "the toolchain's ExecuTorch ships no kernel list for kernels = {}; use \"portable\" or a kernel list YAML target".format(repr(name)))
         config.append({"name": name, "files": [f.path for f in files] if files != None else None})
         inputs += files or []
-    for target in ctx.attr.kernel_lists:
+    for target in ctx.attr.kernel_lists + rule_kernel_lists:
         files = target.files.to_list()
         config.append({"name": str(target.label), "files": [f.path for f in files], "custom": True})
         inputs += files
@@ -185,7 +186,7 @@ def _foundation(ctx, where, backends):
         ))
     return foundation
 
-def _check(ctx, where):
+def _check(ctx, where, semantics):
     """Every check of a program's attributes, before anything is declared.
 
     Returns:
@@ -203,10 +204,12 @@ def _check(ctx, where):
     check_one_of(where, "weights", ctx.attr.weights, WEIGHTS, fix = "use \"external\" for a separate .ptd file")
     check_backend_weights(where, ctx.attr.weights, backends)
     initialized_buffers = json.decode(ctx.attr.initialized_buffers_json)
+    if initialized_buffers == None:
+        initialized_buffers = semantics.initialized_buffers
     if initialized_buffers != None:
         if type(initialized_buffers) != "list" or [b for b in initialized_buffers if type(b) != "string" or not b]:
             fail(where + "initialized_buffers must be a list of buffer names, e.g. [\"k_cache\"] ([] for none)")
-    kernels, kernel_inputs = _kernels_config(ctx, where)
+    kernels, kernel_inputs = _kernels_config(ctx, where, semantics.kernel_lists)
     return struct(
         methods = methods,
         backends = backends,
@@ -313,7 +316,7 @@ def _providers(ctx, checked, outputs, logs, etrecord, report, semantics):
         ),
     ]
 
-def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None, multimodal = None):
+def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None, multimodal = None, kernel_lists = [], initialized_buffers = None):
     """What a rule adds to the shared lowering.
 
     Args:
@@ -323,11 +326,14 @@ def lowering_semantics(kind, llm = None, inputs = [], tokenizer = None, multimod
       tokenizer: the TokenizerInfo the program records, or None.
       multimodal: for multimodal_program, the config's "multimodal" entry
         (exporter/actions/multimodal.py); else None.
+      kernel_lists: kernel list targets the rule adds after the target's own (llm_program's
+        LLM operators, when its default turns them on).
+      initialized_buffers: the rule's initialized_buffers when the target gives none; None for all.
 
     Returns:
       The semantics lower_program takes.
     """
-    return struct(kind = kind, llm = llm, inputs = inputs, tokenizer = tokenizer, multimodal = multimodal)
+    return struct(kind = kind, llm = llm, inputs = inputs, tokenizer = tokenizer, multimodal = multimodal, kernel_lists = kernel_lists, initialized_buffers = initialized_buffers)
 
 def lower_program(ctx, semantics):
     """The implementation of a rule with PROGRAM_ATTRS: checks, then the lowering's actions.
@@ -339,7 +345,7 @@ def lower_program(ctx, semantics):
     Returns:
       The rule's providers: ExecuTorchProgramInfo, DefaultInfo and OutputGroupInfo.
     """
-    checked = _check(ctx, message_prefix(semantics.kind, ctx.label))
+    checked = _check(ctx, message_prefix(semantics.kind, ctx.label), semantics)
     outputs = _declare_outputs(ctx, checked)
     config = _config(ctx, checked, semantics)
     pt2s = [m.pt2 for m in checked.methods.values()]

@@ -9,6 +9,7 @@ of the program's manifest: it runs nothing itself.
 
 load("//rules/private/lib:attr_checks.bzl", "check_method")
 load("//rules/private/lib:exporter_action.bzl", "run_exporter")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER", "native_runner_of")
 
 # The attributes of a rule that counts instructions: the runner, built for the machine the action
 # runs on, and Debian's valgrind, declared (toolchain/valgrind_repository.bzl).
@@ -19,6 +20,8 @@ INSTRUCTION_ATTRS = {
         cfg = "exec",
         doc = "The native runner that max_instructions counts in: //native:et_runner, or a cc_binary of //native:runner_main that also links an app's own kernels (built for the build machine).",
     ),
+    # For a program with llm_ops when instructions_runner is et_runner: it links their kernels.
+    "_llm_ops_instructions_runner": attr.label(default = LLM_OPS_RUNNER, executable = True, cfg = "exec"),
     "instructions_file": attr.output(doc = "The counts, `<name>.instructions.json` (set by the macro with max_instructions)."),
     "_callgrind": attr.label(default = Label("@valgrind//:callgrind.sh"), allow_single_file = True),
     "_valgrind_files": attr.label(default = Label("@valgrind//:files")),
@@ -79,7 +82,7 @@ def instruction_counts(ctx, program, methods):
     counts = ctx.outputs.instructions_file
     if not counts:
         fail("program_budget_test {}: the rule was called without instructions_file; use the program_budget_test macro".format(ctx.attr.test_label))
-    runner = ctx.attr.instructions_runner[DefaultInfo]
+    runner = native_runner_of(program, ctx.attr.instructions_runner, ctx.attr._llm_ops_instructions_runner)[DefaultInfo]
     run_exporter(
         ctx,
         command = "instructions",
@@ -89,7 +92,7 @@ def instruction_counts(ctx, program, methods):
             "pte": program.pte.path,
             "ptd": program.ptd.path if program.ptd else None,
             "methods": methods,
-            "runner": ctx.executable.instructions_runner.path,
+            "runner": runner.files_to_run.executable.path,
             "callgrind": ctx.file._callgrind.path,
             "valgrind_version": ctx.file._valgrind_version.path,
         },

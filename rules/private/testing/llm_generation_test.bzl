@@ -7,7 +7,7 @@ load("//rules/private:backends.bzl", "check_backend_runtimes", "package_identiti
 load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:config_entries.bzl", "model_config", "runner_program_config")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
-load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER_ATTRS", "check_llm_ops_runtimes", "native_runner_of")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_runtime_config", "release_test_attrs")
 load(":config_test.bzl", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 
@@ -32,7 +32,8 @@ def _generation_test_impl(ctx):
     check_backend_runtimes(where, runtimes + (["arm64"] if ctx.attr.arm64 else []), program.backends)
     release = check_test_release(where, program, ctx.attr.release_name, ctx.attr.any_release_order)
     check_arm64_release(where, release, ctx.attr.arm64)
-    check_llm_ops_runtimes(where, program, ctx.attr.native_runner.label if "native" in runtimes or ctx.attr.arm64 else None)
+    check_llm_ops_runtimes(where, program, ctx.attr.arm64_runner[0].label if ctx.attr.arm64_runner else None)
+    native_runner = native_runner_of(program, ctx.attr.native_runner, ctx.attr._llm_ops_runner)
     model, model_files = model_config(program.methods["forward"].model, runfiles = True)
     config, files = runner_program_config(ctx.attr.test_label, program, tokenizer)
     release_entries, release_files = release_runtime_config(ctx, program, release)
@@ -46,8 +47,8 @@ def _generation_test_impl(ctx):
         model = model,
         prompts = ctx.attr.prompts,
         max_new_tokens = ctx.attr.max_new_tokens,
-        native_runner = ctx.executable.native_runner.short_path if "native" in runtimes else None,
-        native_runner_label = str(ctx.attr.native_runner.label),
+        native_runner = native_runner[DefaultInfo].files_to_run.executable.short_path if "native" in runtimes else None,
+        native_runner_label = str(native_runner.label),
     )
     if ctx.attr.eos_prompts:  # only then: other tests' configs keep their bytes
         config["eos_prompts"] = ctx.attr.eos_prompts
@@ -57,7 +58,7 @@ def _generation_test_impl(ctx):
     if program.backend_packages:  # e.g. a backend's runtime library, for ExecuTorch's LLM runner
         config["backend_packages"] = [f.short_path for f in package_identities(program.backend_packages)]
         files = files + program.backend_packages
-    runners = ctx.attr.native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
+    runners = native_runner[DefaultInfo].default_runfiles if "native" in runtimes else ctx.runfiles()
     if ctx.attr.arm64_runner:
         runners = runners.merge(arm64_runner_config(ctx, config))
     return write_test_config(ctx, config, files, transitive_files = model_files, runfiles = runners)
@@ -73,7 +74,7 @@ _generation_test = config_test_rule(
         "max_new_tokens": attr.int(default = 16, doc = "Tokens to generate per prompt."),
         "runtimes": attr.string_list(default = _RUNTIMES, doc = "Where it generates: \"python\" (ExecuTorch's LLM runner), \"native\" (the native runner), or both."),
         "arm64": attr.bool(doc = "Also generate in the native runner built for arm64 (arm64_runner, which the macro sets when the release has one)."),
-    }, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
+    }, NATIVE_RUNNER_ATTRS, LLM_OPS_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
 )
 
 def llm_generation_test(name, program, tokenizer, prompts, max_new_tokens = 16, eos_prompts = [], runtimes = None, native_runner = None, arm64 = False, release = None, **kwargs):

@@ -8,7 +8,7 @@ load("//rules/private:executorch_benchmark.bzl", "NATIVE_RUNNER_ATTRS")
 load("//rules/private/lib:attr_checks.bzl", "check_method", "number_attr", "parse_number", "parse_tolerance")
 load("//rules/private/lib:dim_sizes.bzl", "full_sizes")
 load("//rules/private/lib:exporter_py.bzl", "EXPORTER_MODULES")
-load("//rules/private/lib:llm_ops_runtimes.bzl", "check_llm_ops_runtimes")
+load("//rules/private/lib:llm_ops_runtimes.bzl", "LLM_OPS_RUNNER_ATTRS", "check_llm_ops_runtimes", "native_runner_of")
 load("//rules/private/lib:releases.bzl", "RELEASE_ATTRS", "check_arm64_release", "check_test_release", "release_test_attrs")
 load(":config_test.bzl", "TOLERANCE_ATTRS", "config_target_attrs", "config_test_attrs", "config_test_rule", "test_prefix", "write_test_config")
 load(":numerics_values.bzl", "numerics_entries", "numerics_values")
@@ -85,7 +85,7 @@ def _check(ctx, where, program, steps):
     if not runtimes or [r for r in runtimes if r not in _RUNTIMES]:
         fail(where + "runtimes = {} names no runtime or an unknown one; use [\"python\", \"native\"] or a part of it, \"arm64\" for the native runner built for arm64 (under qemu){}".format(runtimes, _REFERENCE_TEXT))
     check_backend_runtimes(where, runtimes, program.backends if steps else program.method_backends[method])
-    check_llm_ops_runtimes(where, program, ctx.attr.native_runner.label if "native" in runtimes or "arm64" in runtimes else None)
+    check_llm_ops_runtimes(where, program, ctx.attr.arm64_runner[0].label if "arm64" in runtimes and ctx.attr.arm64_runner else None)
     if steps and "python" not in runtimes:
         fail(where + "a test with steps runs in the Python runtime too; add \"python\" to runtimes")
     _check_arm64_inputs(ctx, where, program.methods[method].spec, steps)
@@ -130,13 +130,14 @@ def _numerics_test_impl(ctx):
     method, judging, release = _check(ctx, test_prefix("numerics_test", ctx), program, steps)
     config, files, model_files = _config(ctx, program, method, steps, judging, release)
     runners = ctx.runfiles()
+    native_runner = native_runner_of(program, ctx.attr.native_runner, ctx.attr._llm_ops_runner)
     if "native" in ctx.attr.runtimes:
-        runners = runners.merge(ctx.attr.native_runner[DefaultInfo].default_runfiles)
-        config["native_runner"] = ctx.executable.native_runner.short_path
+        runners = runners.merge(native_runner[DefaultInfo].default_runfiles)
+        config["native_runner"] = native_runner[DefaultInfo].files_to_run.executable.short_path
     if "arm64" in ctx.attr.runtimes:
         runners = runners.merge(arm64_runner_config(ctx, config))
     if "native" in ctx.attr.runtimes or "arm64" in ctx.attr.runtimes:
-        config["native_runner_label"] = str(ctx.attr.native_runner.label)
+        config["native_runner_label"] = str(native_runner.label)
     if ctx.attr.fvp_runner:
         runners = runners.merge(ctx.attr.fvp_runner[DefaultInfo].default_runfiles)
         config.update(fvp_runner = ctx.executable.fvp_runner.short_path, fvp_runner_label = str(ctx.attr.fvp_runner.label))
@@ -192,7 +193,7 @@ _numerics_test = config_test_rule(
             cfg = "exec",
             doc = "With \"fvp\" in runtimes: a runner that takes //native:et_runner's command line and runs the program on Arm's Corstone FVP (a team's own; none is here; docs/backends.md).",
         ),
-    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
+    }, TOLERANCE_ATTRS, NATIVE_RUNNER_ATTRS, LLM_OPS_RUNNER_ATTRS, ARM64_RUNNER_ATTRS, RELEASE_ATTRS),
 )
 
 def step(method = "forward", dims = {}, values = {}):
