@@ -152,7 +152,7 @@ def _print_instructions(runner, callgrind, programs):
     """Each program's instructions per prefill and decode call (bench/llm_instructions.py)."""
     from bench import llm_instructions
 
-    found = llm_instructions.figures(callgrind, runner, {name: files[0] for name, files in programs.items()})
+    found = llm_instructions.figures(callgrind, runner, programs)
     print("\ninstructions per call under callgrind, one thread:\n" + "\n".join(llm_instructions.table(found)))
 
 
