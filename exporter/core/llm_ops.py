@@ -94,7 +94,7 @@ def _llama_attention_forward(attention):
 def _delegable_norms(model):
     """Gives each LlamaRMSNorm (by its forward) a mean of squares as a linear over a constant row of
     1 / width: XNNPACK takes a mean of 4-D tensors only, so the mean of transformers' norm stays a
-    portable operator that splits the delegate twice a layer (a thread-pool dispatch each)."""
+    portable operator that splits the delegate twice a layer (a delegate call more each)."""
     from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
     for norm in (m for m in model.modules() if type(m).forward is LlamaRMSNorm.forward):
