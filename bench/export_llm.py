@@ -20,7 +20,8 @@ It then prints each program's instructions per prefill and decode call, counted 
     ./bazelw run //bench:export_llm_1b    (manual: about 14 GiB free needed, docs/performance.md)
 
 does the same for //models/llm:hf_llama_1b's Llama-3.2-1B shape (`--shape 1b`): our program with
-llm_ops, weights in a .ptd, against export_llm's Llama of that shape (its weights in the .pte).
+llm_ops, weights in a .ptd, against export_llm's Llama of that shape (its weights in the .pte),
+instructions included (5 to 8 minutes of callgrind per program).
 """
 
 import json
@@ -152,7 +153,7 @@ def _print_instructions(runner, callgrind, programs):
     """Each program's instructions per prefill and decode call (bench/llm_instructions.py)."""
     from bench import llm_instructions
 
-    found = llm_instructions.figures(callgrind, runner, {name: files[0] for name, files in programs.items()})
+    found = llm_instructions.figures(callgrind, runner, programs)
     print("\ninstructions per call under callgrind, one thread:\n" + "\n".join(llm_instructions.table(found)))
 
 

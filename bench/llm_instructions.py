@@ -51,8 +51,9 @@ def _calls(pte):
     return [prefill] + [(phase, [5], [position]) for phase, position in zip(DECODES, DECODE_AT)]
 
 
-def per_call(callgrind, runner, pte):
-    """{phase: instructions} of one run of the runner under callgrind over _calls(pte)."""
+def per_call(callgrind, runner, pte, ptd=None):
+    """{phase: instructions} of one run of the runner under callgrind over _calls(pte), its weights
+    in ptd if it has them."""
     calls = _calls(pte)
     with tempfile.TemporaryDirectory() as folder:
         arguments = []
@@ -60,7 +61,7 @@ def per_call(callgrind, runner, pte):
             path = os.path.join(folder, f"{number}.etvals")
             value_file.write(path, [value_file.Tensor("int64", np.array(v, dtype=np.int64)) for v in ([tokens], positions)])
             arguments.append(f"forward={path}")
-        dumps, _ = instructions.callgrind_dumps(callgrind, runner, pte, arguments, pte)
+        dumps, _ = instructions.callgrind_dumps(callgrind, runner, pte, arguments, pte, ptd)
     counted = [total for name, total in dumps.get(1, []) if name == "call forward"]
     if len(counted) != len(calls):  # a runner built without valgrind's client requests marks none
         raise SystemExit(f"{pte}: the runner marked {len(counted)} calls for callgrind, not {len(calls)}")
@@ -68,8 +69,9 @@ def per_call(callgrind, runner, pte):
 
 
 def figures(callgrind, runner, programs):
-    """{name: {phase: instructions, "bytes": .pte bytes}} of {name: .pte}."""
-    return {name: dict(per_call(callgrind, runner, pte), bytes=os.path.getsize(pte)) for name, pte in programs.items()}
+    """{name: {phase: instructions, "bytes": .pte and .ptd bytes}} of {name: (.pte, its .ptd or None)}."""
+    return {name: dict(per_call(callgrind, runner, *files), bytes=sum(os.path.getsize(f) for f in files if f))
+            for name, files in programs.items()}
 
 
 def table(found, reference="export_llm"):
@@ -91,9 +93,9 @@ def failures(found, gates=GATES):
 def main(argv):
     """argv: the runner, callgrind, then the programs' runfiles (export_llm.program_files)."""
     runner, callgrind = argv[:2]
-    programs = {name: pte for name, (pte, _) in export_llm.program_files(argv[2:]).items()}
+    programs = export_llm.program_files(argv[2:])
     with tempfile.TemporaryDirectory() as folder:
-        programs["export_llm"], _ = export_llm.run_export_llm("hf_llama", folder)
+        programs["export_llm"] = (export_llm.run_export_llm("hf_llama", folder)[0], None)
         found = figures(callgrind, runner, programs)
     print("\n".join(table(found)))
     failed = failures(found)

@@ -94,6 +94,24 @@ def _llama_attention_forward(attention):
     return forward
 
 
+def _delegable_norms(model):
+    """Gives each LlamaRMSNorm (by its forward) a mean of squares as a linear over a constant row of
+    1 / width: XNNPACK takes a mean of 4-D tensors only, so the mean of transformers' norm stays a
+    portable operator that splits the delegate twice a layer (a delegate call more each)."""
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    for norm in (m for m in model.modules() if type(m).forward is LlamaRMSNorm.forward):
+        width = norm.weight.shape[-1]
+        norm.register_buffer("average", torch.full((1, width), 1.0 / width))
+
+        def forward(hidden_states, norm=norm):  # LlamaRMSNorm.forward with the mean as a linear
+            input_dtype, hidden_states = hidden_states.dtype, hidden_states.to(torch.float32)
+            variance = torch.nn.functional.linear(hidden_states.pow(2), norm.average)
+            hidden_states = hidden_states * torch.rsqrt(variance + norm.variance_epsilon)
+            return norm.weight * hidden_states.to(input_dtype)
+        object.__setattr__(norm, "forward", forward)
+
+
 def _keep_layout(attention_modules):
     """Gives each LlamaAttention (by its forward, not a subclass that changes it) the forward that
     keeps ExecuTorch's layout; other attentions keep theirs, transposing around the operators."""
@@ -168,6 +186,7 @@ def apply(module, ops, label):
         object.__setattr__(child, "llm_ops_label", label)  # for custom_sdpa's one-line refusal
     if "kv_cache" in ops:
         _keep_layout(attention)
+        _delegable_norms(exportable.model)
     config = exportable.model.config  # and its text model's, when it has one of its own
     config._attn_implementation = config.get_text_config()._attn_implementation = ATTENTION
     _last_logits_only(exportable.model)

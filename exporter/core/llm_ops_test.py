@@ -66,11 +66,22 @@ def test_an_attention_argument_custom_sdpa_lacks_fails_in_one_line():
                             "torch_export's llm_ops)")
 
 
-def test_no_transpose_feeds_executorchs_operators_with_kv_cache():
+@pytest.fixture(scope="module")
+def kv_cache_program():
+    return torch.export.export(_runner_model(("sdpa", "kv_cache")), (torch.tensor([[3, 5]]), torch.arange(2)),
+                               strict=True)
+
+
+def test_no_transpose_feeds_executorchs_operators_with_kv_cache(kv_cache_program):
     """A Llama keeps query, key and value as [batch, seq, head, dim], the operators' layout: no
     transposes (copies in the program) to transformers' [batch, head, seq, dim] and back."""
-    program = torch.export.export(_runner_model(("sdpa", "kv_cache")), (torch.tensor([[3, 5]]), torch.arange(2)),
-                                  strict=True)
-    operators = [n for n in program.graph.nodes if n.op == "call_function" and "llama." in str(n.target)]
+    operators = [n for n in kv_cache_program.graph.nodes if n.op == "call_function" and "llama." in str(n.target)]
     inputs = [arg.target for n in operators for arg in n.args if isinstance(arg, torch.fx.Node) and arg.op != "placeholder"]
     assert len(operators) == 3 and torch.ops.aten.transpose.int not in inputs, inputs
+
+
+def test_the_norms_take_no_mean_with_kv_cache(kv_cache_program):
+    """XNNPACK delegates no mean of a 3-D tensor: a norm's mean would split the delegate twice a layer."""
+    targets = [n.target for n in kv_cache_program.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.mean.dim not in targets
+    assert targets.count(torch.ops.aten.linear.default) == 7 + 1 + 3  # the layer's projections, the head, 3 norms
