@@ -28,11 +28,12 @@ TARGET = "//models/llm:hf_llama_1b_llm"
 TEST = "//models/llm:hf_llama_1b_llm_generation_test"
 STEM = "bazel-bin/models/llm/hf_llama_1b_llm"
 MIN_AVAILABLE_GIB = 14
-# The outputs' sha256 as first recorded (2026-11-29, sandboxed): every later build must give them.
+# The outputs' sha256 since llm_ops became the default (2026-11-30, sandboxed; the first, without it:
+# .pte 197d6c6e..., .ptd 3da01147..., .pt2 940803ad...): every later build must give them.
 RECORDED = {
-    ".pte": "197d6c6e39c0f626a9bd4a0f8a922c01be26d770e78b24b599240ebf0a2f13b1",
-    ".ptd": "3da01147ae8b4d952e17c1e70d3d279767f97587acd77230d7994162b2d71431",
-    "_ep.pt2": "940803adfb0168c7bdf4bab7d1b6cc30c9ad4cac49cc00785977e086f108b526",
+    ".pte": "49bf903ea685f3ecd2a3504bfd68cef0904529810b0a77f9d81db13d0d6aaf0b",
+    ".ptd": "741232ed8ecb9a810c32dda24602cfffb5b2294324de58c12f08b16a2a79266c",
+    "_ep.pt2": "dcbdb4bae93eabcc810038cba2000bdbe5220049e85b1a5251c22aa782073f66",
 }
 
 
