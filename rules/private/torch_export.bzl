@@ -1,12 +1,12 @@
 """torch_export: runs torch.export on a torch_model with a shape_spec, giving a .pt2."""
 
-load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "HF_MODEL_ENTRY", "IRS", "LLM_OPS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
+load("//exporter:exporter_facts.bzl", "CONFIG_DEFAULTS", "IRS", "LLM_OPS", QUANTIZE_SCHEMES = "EAGER_QUANTIZE_SCHEMES")
 load("//rules:providers.bzl", "ExportedProgramInfo", "ShapeSpecInfo", "TorchModelInfo", "exported_program_info")
 load("//rules/private/lib:attr_checks.bzl", "check_one_of", "message_prefix")
 load("//rules/private/lib:config_entries.bzl", "model_config")
 load("//rules/private/lib:exporter_action.bzl", "DEADLINE_ATTRS", "run_exporter")
 load("//rules/private/lib:linear_expr.bzl", "is_identifier")
-load("//rules/private/lib:llm_ops_default.bzl", "default_llm_ops")
+load("//rules/private/lib:llm_ops_default.bzl", "default_llm_ops", "is_hf_language_model")
 load("//toolchain:toolchain_types.bzl", "TORCH_EXPORT_TOOLCHAIN_TYPE")
 
 # The export's defaults (exporter/actions/registry.py's ExportOptions).
@@ -103,7 +103,7 @@ def _llm_ops(ctx, model):
             fail(where + "llm_ops = {} and llm_ops_by_default are exclusive; set one of them".format(ctx.attr.llm_ops))
         return default_llm_ops(model)
     check_llm_ops(where, ctx.attr.llm_ops)
-    if model.entry != HF_MODEL_ENTRY or model.init_args.get("task") != "text-generation":
+    if not is_hf_language_model(model):
         fail(where + "llm_ops = {} needs an hf_model with task = \"text-generation\" (a transformers language model over its static cache), and {} is not one; remove llm_ops".format(ctx.attr.llm_ops, model.label))
     return ctx.attr.llm_ops
 

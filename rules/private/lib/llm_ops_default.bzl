@@ -27,6 +27,20 @@ def program_takes_llm_ops(backends, release, kwargs):
     xnnpack_only = bool(listed) and not [b for b in listed if backend_name(b) != "xnnpack"]
     return xnnpack_only and release in (None, DEFAULT_RELEASE) and not kwargs.get("foundation")
 
+def is_hf_language_model(model):
+    """Whether `model` (a TorchModelInfo) is an hf_model with task "text-generation".
+
+    Those are the only models ExecuTorch's LLM operators apply to: a transformers language model
+    over its static cache.
+
+    Args:
+      model: the TorchModelInfo.
+
+    Returns:
+      True or False.
+    """
+    return model.entry == HF_MODEL_ENTRY and model.init_args.get("task") == "text-generation"
+
 def default_llm_ops(model):
     """The llm_ops a program that allows them gets for `model`.
 
@@ -38,6 +52,6 @@ def default_llm_ops(model):
       model_type; else [].
     """
     config = model.init_args.get("config") or {}
-    if model.entry != HF_MODEL_ENTRY or model.init_args.get("task") != "text-generation" or model.lora:
+    if not is_hf_language_model(model) or model.lora:
         return []
     return list(LLM_OPS) if config.get("model_type") in FASTER_MODEL_TYPES else []
