@@ -6,6 +6,7 @@ for an app that links ExecuTorch 1.4 takes 1.4 from the team's own build of it (
 PyPI's 1.4.1 wheel stands in for a fork's); a runtime of that release that the team names no build
 of (its arm64 runner's binding, 1.3's runtimes) fails at fetch in one line, never PyPI's instead."""
 
+import contextlib
 import json
 import os
 import pwd
@@ -131,6 +132,17 @@ def _refusals(result):
     return {line[line.index("rules_torch_export: "):] for line in result.stderr.splitlines() if "rules_torch_export: " in line}
 
 
+@contextlib.contextmanager
+def _release_locks(workspace, replacement):
+    """The WORKSPACE with its release_locks line replaced by `replacement`, restored afterwards."""
+    original = workspace.read("WORKSPACE")
+    workspace.write("WORKSPACE", original.replace(f'release_locks = {{"1.4": "//:{FORK_LOCK}"}},', replacement))
+    try:
+        yield
+    finally:
+        workspace.write("WORKSPACE", original)
+
+
 def test_the_arm64_runner_of_the_team_s_1_4_refuses_pypi_s_binding(own_lock):
     # The WORKSPACE names no aarch64 pin of the team's 1.4 (release_aarch64_pins): the arm64 runner
     # of 1.4 would link PyPI's 1.4.1 binding. Its fetch fails in one line, before any download.
@@ -165,18 +177,12 @@ def test_a_team_s_1_3_refuses_pypi_s_runtimes_and_takes_its_aarch64_pin(own_lock
     # With the team's 1.3 too, 1.3's runtimes (a venv of their own) would be PyPI's 1.3.1: the
     # runner's fetch fails in one line, before the venv's install. An aarch64 pin that the WORKSPACE
     # names is the one the arm64 runner of 1.4 would link (declared only: no aarch64 fetch here).
-    original = own_lock.read("WORKSPACE")
-    own_lock.write("WORKSPACE", original.replace(
-        f'release_locks = {{"1.4": "//:{FORK_LOCK}"}},',
-        f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.3": "//:executorch_fork_1_3.lock"}},\n'
-        '    release_aarch64_pins = {"1.4": "//:executorch_fork_1_4_aarch64.lock"},'))
-    try:
+    with _release_locks(own_lock, f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.3": "//:executorch_fork_1_3.lock"}},\n'
+                        '    release_aarch64_pins = {"1.4": "//:executorch_fork_1_4_aarch64.lock"},'):
         # Checked first: a declaration of PyPI's 1.3 runtimes would install a 5 GB venv below.
         assert "refused_repository(" in _declaration(own_lock, "torch_export_executorch_1_3_runtime")
         pin = _declaration(own_lock, "torch_export_executorch_1_4_aarch64")
         result = own_lock.bazel("build", "@rules_torch_export//native:et_runner_1_3")
-    finally:
-        own_lock.write("WORKSPACE", original)
     assert _refusals(result) == {
         "rules_torch_export: release_locks replaces ExecuTorch 1.3's lock with //:executorch_fork_1_3.lock, but "
         "the venv of 1.3's Python runtime and native runner would be PyPI's build of 1.3 "
@@ -190,14 +196,8 @@ def test_a_team_s_1_3_refuses_pypi_s_runtimes_and_takes_its_aarch64_pin(own_lock
 def test_a_key_that_names_no_release_fails_in_one_line(own_lock):
     # "1.5" is the toolchain's own release, which `lock` replaces: the key used to be ignored
     # without a word, and the team's build silently not used.
-    original = own_lock.read("WORKSPACE")
-    own_lock.write("WORKSPACE", original.replace(
-        f'release_locks = {{"1.4": "//:{FORK_LOCK}"}},',
-        f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.5": "//:{FORK_LOCK}"}},'))
-    try:
+    with _release_locks(own_lock, f'release_locks = {{"1.4": "//:{FORK_LOCK}", "1.5": "//:{FORK_LOCK}"}},'):
         result = own_lock.bazel("query", "//external:torch_export_executorch_1_4")
-    finally:
-        own_lock.write("WORKSPACE", original)
     assert _refusals(result) == {
         "rules_torch_export: torch_export_toolchain_repositories' release_locks has \"1.5\", which it does "
         "not take; its keys are \"1.3\", \"1.4\" (the toolchain's own release is replaced by `lock`)"
